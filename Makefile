@@ -1,0 +1,38 @@
+# The two fresh-machine commands are `make run` and `make test` (see README).
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell sha256sum pyproject.toml | cut -c1-16)
+
+.PHONY: run test check install lint typecheck fast-test sdks bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	rm -f $(VENV)/.installed-* && touch $@
+
+install: $(STAMP)
+
+## Install, migrate and start the server on http://127.0.0.1:8000 (SQLite under ./data).
+run: install
+	$(BIN)/tracebox migrate
+	$(BIN)/tracebox serve
+
+## Install everything the tests need (PostgreSQL, SDKs), then run every test.
+test: install
+	scripts/test.sh
+
+## ruff + mypy --strict + the fast tests (no live servers, no SDK toolchains).
+check: install
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+	$(BIN)/mypy
+	$(BIN)/pytest -q -m "not slow and not postgres" -n 2
+
+bench: install
+	$(BIN)/python bench/ingest_bench.py
+
+clean:
+	rm -rf $(VENV) .cache data .pytest_cache .mypy_cache .ruff_cache

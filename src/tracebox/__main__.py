@@ -1,0 +1,3 @@
+from tracebox.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,70 @@
+"""Settings, read from ``TRACEBOX_*`` environment variables.
+
+Every network-facing bound is a named setting with its unit in the name and a comment
+giving its source (STYLE.md rule 7). Nothing here is created at import time: call
+``Settings()`` (or ``Settings(**overrides)``) where the app or the CLI starts.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+KIB = 1024
+MIB = 1024 * KIB
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="TRACEBOX_", extra="ignore")
+
+    # --- serving -------------------------------------------------------------------------
+    host: str = "127.0.0.1"
+    port: int = 8000
+    workers: int = Field(default=1, ge=1, description="web worker processes")
+    data_dir: Path = Path("data")
+    database_url: str = Field(
+        default="",
+        description="SQLAlchemy URL; empty means SQLite at <data_dir>/tracebox.sqlite3",
+    )
+    external_url: str = Field(
+        default="http://localhost:8000",
+        description="the address SDKs use to reach this server; DSNs are built from it",
+    )
+    log_level: str = "info"
+
+    # --- ingestion limits (sizes as Sentry Relay's defaults, Limits::default) ------------
+    max_envelope_bytes: int = 20 * MIB  # compressed request body, as Relay max_api_payload_size
+    max_envelope_decompressed_bytes: int = 100 * MIB  # as Relay max_envelope_size
+    max_event_bytes: int = 1 * MIB  # one event item, as Relay max_event_size
+    max_store_bytes: int = 1 * MIB  # store body after decompression, as Relay max_event_size
+    max_store_compressed_bytes: int = 20 * MIB  # store request body before decompression
+    max_items_per_envelope: int = 1000  # Relay bounds sessions at 100; we bound all items
+    max_sessions_per_envelope: int = 100  # as Relay max_session_count
+    rate_limit_events_per_minute: int = Field(
+        default=0, ge=0, description="per client key, per node; 0 disables the limit"
+    )
+    key_cache_seconds: float = 2.0  # how long ingest trusts a cached client key lookup
+
+    # --- spool and digest ----------------------------------------------------------------
+    spool_max_bytes: int = 512 * MIB  # past this, ingestion answers 503 with Retry-After
+    spool_segment_bytes: int = 16 * MIB  # a writer starts a new segment file past this size
+    spool_commit_interval_ms: float = 2.0  # group commit: longest wait to batch fsyncs
+    digest_batch_size: int = 500  # spool records per digest transaction
+    digest_poll_interval_ms: float = 20.0  # digest sleeps this long when the spool is empty
+    retry_after_seconds: int = 30  # Retry-After sent with 503 (spool full, database down)
+
+    # --- derived ------------------------------------------------------------------------
+    def resolved_database_url(self) -> str:
+        """The database URL to use: the configured one, else SQLite in the data directory."""
+        if self.database_url:
+            url = self.database_url
+            if url.startswith("postgresql://") or url.startswith("postgres://"):
+                url = "postgresql+psycopg://" + url.split("://", 1)[1]
+            return url
+        return f"sqlite:///{(self.data_dir / 'tracebox.sqlite3').resolve()}"
+
+    @property
+    def spool_dir(self) -> Path:
+        return self.data_dir / "spool"

@@ -1,0 +1,100 @@
+"""Grouping: which error an event belongs to.
+
+Pure: no I/O, no clock, no randomness; the same event always gives the same grouping
+under one ``GROUPING_VERSION``. The input is a normalized event (docs/design.md
+"Normalized event"); anything of an unexpected type in it is treated as missing, so
+``calculate`` never raises.
+
+Strategies, first that contributes wins (Sentry's order, reference section 8):
+
+1. the SDK's ``fingerprint`` (with ``{{ variables }}``), ``fingerprint.py``;
+2. the exception chain: in-app frames, types, and the value of links without frames,
+   ``exception.py``;
+3. the log message, with variable parts replaced by placeholders, ``message.py``;
+4. a fallback on level and logger, so every event gets a stable hash.
+
+The first component names the strategy ("variant"), so two strategies never share a
+hash; the hash is the md5 of the components joined by a NUL, which no component holds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from tracebox.grouping._fields import Fields, text
+from tracebox.grouping.exception import exception_components
+from tracebox.grouping.fingerprint import fingerprint_components, fingerprint_entries
+from tracebox.grouping.message import message_components
+
+__all__ = ["GROUPING_VERSION", "Grouping", "calculate"]
+
+# Bump whenever a change to this package can change a hash or components: errors of the
+# old version keep their hash, new events of the same error then start a new one.
+GROUPING_VERSION = "tracebox:1"
+
+_SEPARATOR = "\x00"
+
+
+@dataclass(frozen=True)
+class Grouping:
+    """The grouping of one event.
+
+    ``hash``: 32 lowercase hex, md5 of ``components`` joined by NUL; the error's key.
+    ``version``: the ``GROUPING_VERSION`` that produced it.
+    ``components``: the contributing values, variant name first, human-readable; stored
+    as the error's fingerprint, e.g. ``["exception", "app.views:handle", "ValueError"]``.
+    """
+
+    hash: str
+    version: str
+    components: list[str] = field(hash=False)
+
+
+def calculate(event: Mapping[str, Any]) -> Grouping:
+    """The grouping of a normalized event. Never raises."""
+    if not isinstance(event, Mapping):
+        event = {}
+    entries = fingerprint_entries(event)
+    if entries is None:
+        components = default_components(event)
+    else:
+        components = fingerprint_components(entries, event, default_components)
+    data = _encode(components)
+    if data is None:
+        components = [_storable(part) for part in components]
+        data = _encode(components) or b""
+    digest = hashlib.md5(data, usedforsecurity=False).hexdigest()
+    return Grouping(hash=digest, version=GROUPING_VERSION, components=components)
+
+
+def default_components(event: Fields) -> list[str]:
+    """The components of Sentry's default grouping, without any SDK fingerprint."""
+    return exception_components(event) or message_components(event) or _fallback(event)
+
+
+def _fallback(event: Fields) -> list[str]:
+    # An event with neither exception nor message (Sentry titles it "<unlabeled event>").
+    level = text(event, "level") or "<no-level>"
+    logger = text(event, "logger") or "<no-logger>"
+    return ["fallback", "<unlabeled>", level, logger]
+
+
+def _encode(components: list[str]) -> bytes | None:
+    """The hashed bytes; None when a component holds NUL (the separator) or a lone
+    surrogate (not UTF-8, and not storable as JSON either)."""
+    joined = _SEPARATOR.join(components)
+    if joined.count(_SEPARATOR) != len(components) - 1:
+        return None
+    try:
+        return joined.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+
+
+def _storable(part: str) -> str:
+    """``part`` without NUL and with lone surrogates replaced; only a broken client
+    sends either."""
+    return part.replace(_SEPARATOR, "").encode("utf-8", "replace").decode("utf-8")

@@ -1,0 +1,232 @@
+"""The schema, as SQLAlchemy Core tables. Migrations in ``store/migrations`` create it.
+
+Timestamps are stored as float unix seconds (UTC): the same type on SQLite and
+PostgreSQL, cheap to compare and to bucket by hour. Every index names the query it
+serves.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+metadata = MetaData()
+
+# BigInteger ids that are still INTEGER PRIMARY KEY (rowid aliases) on SQLite.
+Id = BigInteger().with_variant(Integer(), "sqlite")
+
+users = Table(
+    "users",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("username", String(255), nullable=False, unique=True),
+    Column("email", String(255), nullable=False, unique=True),
+    Column("name", String(255), nullable=False, default=""),
+    Column("password_hash", String(255), nullable=False),
+    Column("is_admin", Boolean, nullable=False, default=False),
+    Column("is_blocked", Boolean, nullable=False, default=False),
+    Column("created_at", Float, nullable=False),
+)
+
+personal_access_tokens = Table(
+    "personal_access_tokens",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("user_id", Id, ForeignKey("users.id", ondelete="CASCADE"), nullable=False),
+    Column("name", String(255), nullable=False),
+    Column("token_digest", String(64), nullable=False, unique=True),  # sha256 hex
+    Column("scopes", String(255), nullable=False),  # space-separated: "api read_api"
+    Column("expires_at", Float, nullable=False),
+    Column("revoked", Boolean, nullable=False, default=False),
+    Column("created_at", Float, nullable=False),
+    Column("last_used_at", Float),
+    # "the tokens of a user", listed on the access tokens page and API
+    Index("ix_personal_access_tokens_user", "user_id", "id"),
+)
+
+projects = Table(
+    "projects",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("path", String(255), nullable=False, unique=True),  # full path, e.g. acme/web
+    Column("name", String(255), nullable=False),
+    Column("description", Text, nullable=False, default=""),
+    Column("monitor_access_level", String(16), nullable=False, default="enabled"),
+    Column("created_at", Float, nullable=False),
+)
+
+project_members = Table(
+    "project_members",
+    metadata,
+    Column("project_id", Id, ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True),
+    Column("user_id", Id, ForeignKey("users.id", ondelete="CASCADE"), primary_key=True),
+    Column("access_level", Integer, nullable=False),  # 10 Guest .. 50 Owner
+    Column("created_at", Float, nullable=False),
+    # "the projects a user is a member of"
+    Index("ix_project_members_user", "user_id", "project_id"),
+)
+
+# One row per project once error tracking was configured (GitLab: 404 before that).
+error_tracking_settings = Table(
+    "error_tracking_settings",
+    metadata,
+    Column("project_id", Id, ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True),
+    Column("active", Boolean, nullable=False, default=False),
+    Column("integrated", Boolean, nullable=False, default=True),
+    Column("api_url", Text),  # external Sentry: https://host/api/0/projects/org/proj/
+    Column("encrypted_token", Text),  # external Sentry auth token, encrypted at rest
+    Column("project_name", String(255)),
+    Column("organization_name", String(255)),
+    Column("external_project_id", String(64)),
+    Column("external_project_slug", String(255)),
+    Column("external_organization_slug", String(255)),
+    Column("updated_at", Float, nullable=False),
+)
+
+client_keys = Table(
+    "client_keys",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("project_id", Id, ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
+    Column("public_key", String(32), nullable=False, unique=True),  # ingest auth lookup
+    Column("secret_key", String(32), nullable=False),
+    Column("active", Boolean, nullable=False, default=True),
+    Column("created_at", Float, nullable=False),
+    # "the client keys of a project", paginated by id
+    Index("ix_client_keys_project", "project_id", "id"),
+)
+
+errors = Table(
+    "errors",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("project_id", Id, ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
+    Column("grouping_hash", String(32), nullable=False),
+    Column("grouping_version", String(32), nullable=False),
+    Column("fingerprint", Text, nullable=False),  # JSON list of the contributing components
+    Column("title", Text, nullable=False),
+    Column("type", String(255), nullable=False, default=""),
+    Column("value", Text, nullable=False, default=""),
+    Column("culprit", Text, nullable=False, default=""),
+    Column("platform", String(64), nullable=False, default="other"),
+    Column("level", String(16), nullable=False, default="error"),
+    Column("status", String(16), nullable=False, default="unresolved"),
+    Column("regressed", Boolean, nullable=False, default=False),
+    Column("first_seen", Float, nullable=False),
+    Column("last_seen", Float, nullable=False),
+    Column("first_release", String(255)),
+    Column("last_release", String(255)),
+    Column("events_count", BigInteger, nullable=False, default=0),
+    Column("users_count", BigInteger, nullable=False, default=0),
+    Column("last_event_id", String(32)),
+    # digest: find the error of a grouping hash
+    UniqueConstraint("project_id", "grouping_hash", name="uq_errors_project_hash"),
+    # error lists: keyset pagination per sort order, filtered by status
+    Index("ix_errors_list_last_seen", "project_id", "status", "last_seen", "id"),
+    Index("ix_errors_list_first_seen", "project_id", "status", "first_seen", "id"),
+    Index("ix_errors_list_frequency", "project_id", "status", "events_count", "id"),
+)
+
+events = Table(
+    "events",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("project_id", Id, ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
+    Column("error_id", Id, ForeignKey("errors.id", ondelete="CASCADE"), nullable=False),
+    Column("event_id", String(32), nullable=False),
+    Column("timestamp", Float, nullable=False),
+    Column("received_at", Float, nullable=False),
+    Column("level", String(16), nullable=False),
+    Column("environment", String(255)),
+    Column("release", String(255)),
+    Column("user_key", String(255)),
+    Column("payload", LargeBinary, nullable=False),  # zstd-compressed normalized JSON
+    # digest deduplication and "event by id"
+    UniqueConstraint("project_id", "event_id", name="uq_events_project_event"),
+    # events of an error, newest first (details page, events API, older/newer steps)
+    Index("ix_events_error_time", "error_id", "timestamp", "id"),
+)
+
+# Distinct users per error: users_count counts only rows really inserted.
+error_users = Table(
+    "error_users",
+    metadata,
+    Column("error_id", Id, ForeignKey("errors.id", ondelete="CASCADE"), primary_key=True),
+    Column("user_key", String(255), primary_key=True),
+)
+
+# Hourly event counts per error (24h timeline, 30-day chart by summing days).
+error_hourly = Table(
+    "error_hourly",
+    metadata,
+    Column("error_id", Id, ForeignKey("errors.id", ondelete="CASCADE"), primary_key=True),
+    Column("hour", BigInteger, primary_key=True),  # unix seconds // 3600
+    Column("count", BigInteger, nullable=False),
+)
+
+# Release health: one row per session (upsert by sid keeping the highest seq).
+sessions = Table(
+    "sessions",
+    metadata,
+    Column("project_id", Id, ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True),
+    Column("sid", String(64), primary_key=True),
+    Column("did", String(255)),
+    Column("release", String(255), nullable=False),
+    Column("environment", String(255), nullable=False),
+    Column("started", Float, nullable=False),
+    Column("timestamp", Float, nullable=False),
+    Column("seq", BigInteger, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("errors", Integer, nullable=False),
+    Column("duration", Float),
+    # release health per release and environment
+    Index("ix_sessions_release", "project_id", "release", "environment"),
+)
+
+# Pre-aggregated sessions (server/request mode SDKs), added up per release.
+session_aggregates = Table(
+    "session_aggregates",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("project_id", Id, ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
+    Column("release", String(255), nullable=False),
+    Column("environment", String(255), nullable=False),
+    Column("started", Float, nullable=False),
+    Column("did", String(255)),
+    Column("exited", Integer, nullable=False),
+    Column("errored", Integer, nullable=False),
+    Column("crashed", Integer, nullable=False),
+    Column("abnormal", Integer, nullable=False),
+    # release health per release and environment
+    Index("ix_session_aggregates_release", "project_id", "release", "environment"),
+)
+
+# Items accepted but not stored (transactions, attachments, ...), counted per type.
+dropped_items = Table(
+    "dropped_items",
+    metadata,
+    Column("project_id", Id, ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True),
+    Column("item_type", String(64), primary_key=True),
+    Column("count", BigInteger, nullable=False),
+)
+
+# Digest progress: byte offset consumed per spool segment, committed with the data.
+spool_cursors = Table(
+    "spool_cursors",
+    metadata,
+    Column("segment", String(255), primary_key=True),
+    Column("position", BigInteger, nullable=False),
+)

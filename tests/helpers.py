@@ -1,0 +1,149 @@
+"""Test helpers: a live ``tracebox serve`` on a free port, projects with client keys."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tracebox.config import Settings
+
+SERVER_START_TIMEOUT = 30.0
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def tracebox_env(settings: Settings, **extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        TRACEBOX_DATA_DIR=str(settings.data_dir),
+        TRACEBOX_DATABASE_URL=settings.database_url,
+        TRACEBOX_EXTERNAL_URL=settings.external_url,
+        TRACEBOX_SPOOL_COMMIT_INTERVAL_MS=str(settings.spool_commit_interval_ms),
+        TRACEBOX_DIGEST_POLL_INTERVAL_MS=str(settings.digest_poll_interval_ms),
+        TRACEBOX_RATE_LIMIT_EVENTS_PER_MINUTE=str(settings.rate_limit_events_per_minute),
+    )
+    env.update(extra)
+    return env
+
+
+def cli(settings: Settings, *args: str) -> Any:
+    """Run ``tracebox ARGS`` and parse its JSON output."""
+    out = subprocess.run(
+        [sys.executable, "-m", "tracebox", *args],
+        env=tracebox_env(settings),
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return json.loads(out.stdout)
+
+
+@dataclass
+class LiveServer:
+    settings: Settings
+    port: int
+    process: subprocess.Popen[bytes]
+    log_path: Path
+    stopped: bool = field(default=False)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def dsn(self, public_key: str, project_id: int) -> str:
+        return f"http://{public_key}@127.0.0.1:{self.port}/api/v4/error_tracking/collector/{project_id}"
+
+    def create_project(self, path: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        """A project with integrated error tracking active, and a client key for it."""
+        project = cli(self.settings, "project", "create", path)
+        key = cli(self.settings, "key", "create", path)
+        return project, key
+
+    def kill(self) -> None:
+        """SIGKILL the whole server: web workers and digest, no chance to flush anything."""
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=10)
+        self.stopped = True
+
+    def stop(self) -> None:
+        if self.stopped:
+            return
+        self.stopped = True
+        try:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            self.process.wait(timeout=20)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=10)
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+
+def start_server(settings: Settings, *, workers: int = 1, port: int | None = None) -> LiveServer:
+    port = port or free_port()
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    log_path = settings.data_dir.parent / f"server-{port}.log"
+    with log_path.open("ab") as log:
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "tracebox",
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--workers",
+                str(workers),
+            ],
+            env=tracebox_env(settings),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # so kill() and stop() reach every child process
+        )
+    server = LiveServer(settings, port, process, log_path)
+    wait_healthy(server)
+    return server
+
+
+def wait_healthy(server: LiveServer) -> None:
+    deadline = time.monotonic() + SERVER_START_TIMEOUT
+    while time.monotonic() < deadline:
+        if server.process.poll() is not None:
+            raise RuntimeError(f"server exited early:\n{server.log()}")
+        try:
+            if httpx.get(f"{server.url}/-/health", timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.05)
+    server.stop()
+    raise RuntimeError(f"server did not become healthy:\n{server.log()}")
+
+
+def wait_for(condition: Any, *, timeout: float = 20.0, interval: float = 0.05) -> Any:
+    """Poll ``condition()`` until it returns a truthy value; fail after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout}s (last: {value!r})")
+        time.sleep(interval)

@@ -1,0 +1,89 @@
+"""The application factory: mounts ingest, the REST API (and, as it arrives, ui) on one app.
+
+Nothing is created at import time; ``create_app(settings)`` builds everything, and the
+lifespan opens and closes the database and the spool writer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+
+import orjson
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Mount, Route
+
+from tracebox.api import ApiContext, create_sentry, create_v4
+from tracebox.config import Settings
+from tracebox.ingest.keys import KeyCache
+from tracebox.ingest.ratelimit import RateLimiter
+from tracebox.ingest.routes import IngestContext, ingest_routes
+from tracebox.metrics import Metrics
+from tracebox.spool import SpoolWriter
+from tracebox.store import Database
+
+log = logging.getLogger("tracebox")
+
+
+def create_app(settings: Settings | None = None) -> Starlette:
+    settings = settings or Settings()
+    db = Database(settings.resolved_database_url())
+    metrics = Metrics()
+    spool = SpoolWriter(
+        settings.spool_dir,
+        segment_bytes=settings.spool_segment_bytes,
+        max_total_bytes=settings.spool_max_bytes,
+        commit_interval_s=settings.spool_commit_interval_ms / 1000,
+        retry_after=settings.retry_after_seconds,
+    )
+    ingest = IngestContext(
+        settings=settings,
+        keys=KeyCache(db, ttl=settings.key_cache_seconds, retry_after=settings.retry_after_seconds),
+        limiter=RateLimiter(settings.rate_limit_events_per_minute),
+        spool=spool,
+        metrics=metrics,
+    )
+
+    async def health(_: Request) -> Response:
+        ok = await run_in_threadpool(db.ping)
+        body = {"status": "ok" if ok else "unavailable", "database": ok}
+        return Response(
+            orjson.dumps(body), status_code=200 if ok else 503, media_type="application/json"
+        )
+
+    async def metrics_endpoint(_: Request) -> Response:
+        return Response(metrics.render(), media_type="text/plain; version=0.0.4")
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        await spool.start()
+        try:
+            yield
+        finally:
+            await spool.close()
+            db.dispose()
+
+    # The API forgets a deleted key in this node's ingest cache at once (contract 6:
+    # api and ingest meet only here).
+    api_context = ApiContext(settings=settings, db=db, on_key_deleted=ingest.keys.forget)
+    routes = [
+        *ingest_routes(ingest),  # first: /api/v4/error_tracking/collector/... is ingestion
+        Route("/-/health", health),
+        Route("/-/metrics", metrics_endpoint),
+        Mount("/api/v4", app=create_v4(api_context)),
+        Mount("/api/0", app=create_sentry(api_context)),
+    ]
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.state.settings = settings
+    app.state.db = db
+    app.state.metrics = metrics
+    return app
+
+
+def create_app_from_env() -> Starlette:
+    """Factory for uvicorn's worker processes: settings come from TRACEBOX_* variables."""
+    return create_app(Settings())

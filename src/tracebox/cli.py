@@ -1,0 +1,315 @@
+"""The ``tracebox`` command. Every option also reads its TRACEBOX_* environment variable."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from tracebox.config import Settings
+from tracebox.models import ClientKey, Project
+from tracebox.protocol.dsn import build_dsn
+from tracebox.store import Database, client_keys, projects
+
+
+class _Parser(argparse.ArgumentParser):
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("argument_default", argparse.SUPPRESS)
+        super().__init__(**kwargs)
+
+
+Command = Callable[[argparse.Namespace, Settings], int]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not hasattr(args, "command"):
+        parser.print_help()
+        return 2
+    overrides = {k: v for k, v in vars(args).items() if k in Settings.model_fields}
+    settings = Settings(**overrides)
+    logging.basicConfig(
+        level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s"
+    )
+    logging.getLogger("alembic").setLevel(logging.WARNING)
+    command: Command = args.command
+    return command(args, settings)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="tracebox",
+        description="Self-hosted error tracking.",
+        # Absent options stay absent, so TRACEBOX_* variables fill them in.
+        argument_default=argparse.SUPPRESS,
+    )
+    p.add_argument("--data-dir", type=Path, help="data directory (TRACEBOX_DATA_DIR)")
+    p.add_argument("--database-url", help="database URL (TRACEBOX_DATABASE_URL)")
+    p.add_argument("--external-url", help="address SDKs use (TRACEBOX_EXTERNAL_URL)")
+    sub = p.add_subparsers(parser_class=_Parser)
+
+    serve = sub.add_parser("serve", help="start the web workers and the digest worker")
+    serve.add_argument("--host", help="TRACEBOX_HOST (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="TRACEBOX_PORT (default 8000)")
+    serve.add_argument("--workers", type=int, help="TRACEBOX_WORKERS (default 1)")
+    serve.add_argument("--data-dir", type=Path, help="TRACEBOX_DATA_DIR (default ./data)")
+    serve.set_defaults(command=_serve)
+
+    sub.add_parser("migrate", help="apply database migrations").set_defaults(command=_migrate)
+    digest = sub.add_parser("digest", help="run the digest worker alone")
+    digest.add_argument("--once", action="store_true", help="drain the spool, then exit")
+    digest.set_defaults(command=_digest)
+
+    project = sub.add_parser("project", help="projects").add_subparsers(parser_class=_Parser)
+    create = project.add_parser("create", help="create a project with error tracking active")
+    create.add_argument("path", help="full path, e.g. acme/web")
+    create.add_argument("--name", default=None, help="display name (default: last segment)")
+    create.set_defaults(command=_project_create)
+    project.add_parser("list").set_defaults(command=_project_list)
+
+    key = sub.add_parser("key", help="client keys (DSNs)").add_subparsers(parser_class=_Parser)
+    for name, fn in (("create", _key_create), ("list", _key_list)):
+        k = key.add_parser(name)
+        k.add_argument("project", help="project path or id")
+        k.set_defaults(command=fn)
+
+    _account_parsers(sub)
+
+    test = sub.add_parser("send-test-event", help="send one event with the Python SDK")
+    test.add_argument("dsn")
+    test.set_defaults(command=_send_test_event)
+
+    stats = sub.add_parser("stats", help="print stored counts as JSON")
+    stats.set_defaults(command=_stats)
+    return p
+
+
+def _account_parsers(sub: Any) -> None:
+    user = sub.add_parser("user", help="users").add_subparsers(parser_class=_Parser)
+    create = user.add_parser("create", help="create a user (prints a password if none given)")
+    create.add_argument("username")
+    create.add_argument("--email", required=True)
+    create.add_argument("--name", default="")
+    create.add_argument("--password", default=None, help="default: a random one, printed")
+    create.add_argument("--admin", action="store_true", default=False)
+    create.set_defaults(command=_user_create)
+    password = user.add_parser("set-password", help="set a user's password")
+    password.add_argument("username")
+    password.add_argument("--password", default=None, help="default: a random one, printed")
+    password.set_defaults(command=_user_set_password)
+
+    token = sub.add_parser("token", help="personal access tokens").add_subparsers(
+        parser_class=_Parser
+    )
+    tc = token.add_parser("create", help="create a token and print it once")
+    tc.add_argument("--user", required=True, help="username")
+    tc.add_argument("--scope", action="append", required=True, choices=["api", "read_api"])
+    tc.add_argument("--name", default="cli")
+    tc.add_argument("--expires", default=None, help="YYYY-MM-DD (default and max: a year)")
+    tc.set_defaults(command=_token_create)
+
+
+def _print(data: Any) -> None:
+    sys.stdout.write(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")
+
+
+def _db(settings: Settings) -> Database:
+    db = Database(settings.resolved_database_url())
+    db.migrate()
+    return db
+
+
+def _serve(args: argparse.Namespace, settings: Settings) -> int:
+    from tracebox.server import serve
+
+    serve(settings)
+    return 0
+
+
+def _migrate(args: argparse.Namespace, settings: Settings) -> int:
+    _db(settings)
+    print("migrations applied")
+    return 0
+
+
+def _digest(args: argparse.Namespace, settings: Settings) -> int:
+    from tracebox.digest.worker import DigestWorker
+    from tracebox.server import run_digest
+    from tracebox.spool import SpoolReader
+
+    if getattr(args, "once", False):
+        worker = DigestWorker(
+            _db(settings), SpoolReader(settings.spool_dir), batch_size=settings.digest_batch_size
+        )
+        print(f"digested {worker.drain()} records")
+        return 0
+    _db(settings)
+    run_digest(settings)
+    return 0
+
+
+def _project_json(project: Project) -> dict[str, Any]:
+    return {
+        "id": project.id,
+        "path": project.path,
+        "name": project.name,
+        "error_tracking": {"active": True, "integrated": True},
+    }
+
+
+def _project_create(args: argparse.Namespace, settings: Settings) -> int:
+    path = args.path.strip("/")
+    if not path or any(not part for part in path.split("/")):
+        print(f"invalid project path {args.path!r}", file=sys.stderr)
+        return 2
+    with _db(settings).write() as conn:
+        if projects.get_by_path(conn, path):
+            print(f"project {path} already exists", file=sys.stderr)
+            return 1
+        project = projects.create(conn, path, args.name or path.rsplit("/", 1)[-1])
+        projects.put_settings(conn, project.id, active=True, integrated=True)
+    _print(_project_json(project))
+    return 0
+
+
+def _project_list(args: argparse.Namespace, settings: Settings) -> int:
+    with _db(settings).read() as conn:
+        _print([_project_json(p) for p in projects.list_all(conn)])
+    return 0
+
+
+def key_json(key: ClientKey, settings: Settings) -> dict[str, Any]:
+    return {
+        "id": key.id,
+        "active": key.active,
+        "public_key": key.public_key,
+        "sentry_dsn": build_dsn(settings.external_url, key.public_key, key.project_id),
+    }
+
+
+def _find_project(db: Database, ref: str) -> Project | None:
+    with db.read() as conn:
+        if ref.isdigit():
+            return projects.get(conn, int(ref))
+        return projects.get_by_path(conn, ref.strip("/"))
+
+
+def _key_create(args: argparse.Namespace, settings: Settings) -> int:
+    db = _db(settings)
+    project = _find_project(db, args.project)
+    if project is None:
+        print(f"no project {args.project}", file=sys.stderr)
+        return 1
+    with db.write() as conn:
+        key = client_keys.create(conn, project.id)
+    _print(key_json(key, settings))
+    return 0
+
+
+def _key_list(args: argparse.Namespace, settings: Settings) -> int:
+    db = _db(settings)
+    project = _find_project(db, args.project)
+    if project is None:
+        print(f"no project {args.project}", file=sys.stderr)
+        return 1
+    with db.read() as conn:
+        keys = client_keys.list_for_project(conn, project.id, limit=10_000)
+    _print([key_json(k, settings) for k in keys])
+    return 0
+
+
+def _send_test_event(args: argparse.Namespace, settings: Settings) -> int:
+    from tracebox.testevent import send_test_event
+
+    ok, message = send_test_event(args.dsn)
+    print(message)
+    return 0 if ok else 1
+
+
+def _stats(args: argparse.Namespace, settings: Settings) -> int:
+    from tracebox.store import stats
+
+    with _db(settings).read() as conn:
+        _print(stats.counts(conn))
+    return 0
+
+
+def _reporting_errors(command: Command) -> Command:
+    """Print a domain error (a taken username, a bad date) instead of a traceback."""
+
+    def run(args: argparse.Namespace, settings: Settings) -> int:
+        from tracebox.errors import TraceboxError
+
+        try:
+            return command(args, settings)
+        except (TraceboxError, ValueError) as e:
+            print(getattr(e, "message", str(e)), file=sys.stderr)
+            return 1
+
+    return run
+
+
+@_reporting_errors
+def _user_create(args: argparse.Namespace, settings: Settings) -> int:
+    from tracebox.accounts import passwords, users
+
+    password = args.password or passwords.random_password()
+    with _db(settings).write() as conn:
+        user = users.create_user(
+            conn,
+            username=args.username,
+            email=args.email,
+            name=args.name,
+            password=password,
+            is_admin=args.admin,
+        )
+    shown = {"password": password} if args.password is None else {}
+    _print({"id": user.id, "username": user.username, "is_admin": user.is_admin, **shown})
+    return 0
+
+
+@_reporting_errors
+def _user_set_password(args: argparse.Namespace, settings: Settings) -> int:
+    from tracebox.accounts import passwords, users
+
+    password = args.password or passwords.random_password()
+    with _db(settings).write() as conn:
+        user = users.set_password(conn, args.username, password)
+    shown = {"password": password} if args.password is None else {}
+    _print({"id": user.id, "username": user.username, **shown})
+    return 0
+
+
+@_reporting_errors
+def _token_create(args: argparse.Namespace, settings: Settings) -> int:
+    import datetime as dt
+
+    from tracebox.accounts import personal_tokens
+    from tracebox.accounts.tokens import expiry_date
+    from tracebox.store import accounts
+
+    expires = dt.date.fromisoformat(args.expires) if args.expires else None
+    with _db(settings).write() as conn:
+        user = accounts.get_by_username(conn, args.user)
+        if user is None:
+            print(f"no user {args.user}", file=sys.stderr)
+            return 1
+        token, secret = personal_tokens.issue(
+            conn, user.id, name=args.name, scopes=args.scope, expires_on=expires
+        )
+    _print(
+        {
+            "id": token.id,
+            "user": user.username,
+            "scopes": list(token.scopes),
+            "expires_at": expiry_date(token.expires_at).isoformat(),
+            "token": secret,
+        }
+    )
+    return 0

@@ -1,0 +1,1 @@
+"""Drains the spool into the store, one transaction per batch."""

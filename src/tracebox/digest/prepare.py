@@ -1,0 +1,86 @@
+"""Turn decoded spool records into rows for the store (pure: no I/O)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+import zstandard
+
+from tracebox import grouping
+from tracebox.protocol.event import summarize
+from tracebox.store.digest import PreparedEvent
+
+# Level 3 is zstd's default: most of the ratio of higher levels at a fraction of the CPU.
+PAYLOAD_ZSTD_LEVEL = 3
+
+
+@dataclass
+class PreparedBatch:
+    events: list[PreparedEvent] = field(default_factory=list)
+    sessions: dict[int, list[dict[str, Any]]] = field(default_factory=lambda: defaultdict(list))
+    aggregates: dict[int, list[dict[str, Any]]] = field(default_factory=lambda: defaultdict(list))
+    dropped: dict[tuple[int, str], int] = field(default_factory=lambda: defaultdict(int))
+    invalid: int = 0
+
+
+class Preparer:
+    def __init__(self) -> None:
+        self._compressor = zstandard.ZstdCompressor(level=PAYLOAD_ZSTD_LEVEL)
+
+    def prepare(self, records: list[bytes]) -> PreparedBatch:
+        batch = PreparedBatch()
+        for raw in records:
+            try:
+                record = orjson.loads(raw)
+                self._add(batch, record)
+            except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+                # A record is validated before it is spooled; this only guards against a
+                # bug so one bad record cannot block the spool forever.
+                batch.invalid += 1
+        return batch
+
+    def _add(self, batch: PreparedBatch, record: dict[str, Any]) -> None:
+        kind, project_id, payload = record["kind"], int(record["project_id"]), record["payload"]
+        if kind == "event":
+            batch.events.append(self.prepare_event(project_id, payload))
+        elif kind == "session":
+            batch.sessions[project_id].append(payload)
+        elif kind == "sessions":
+            batch.aggregates[project_id].extend(payload)
+        elif kind == "dropped":
+            for item_type, n in payload.items():
+                batch.dropped[(project_id, item_type)] += int(n)
+        else:
+            raise ValueError(f"unknown spool record kind {kind!r}")
+
+    def prepare_event(self, project_id: int, event: dict[str, Any]) -> PreparedEvent:
+        group = grouping.calculate(event)
+        summary = summarize(event)
+        return PreparedEvent(
+            project_id=project_id,
+            event_id=event["event_id"],
+            grouping_hash=group.hash,
+            grouping_version=group.version,
+            fingerprint=orjson.dumps(group.components).decode(),
+            title=summary.title,
+            type=summary.type or "",
+            value=summary.value or "",
+            culprit=summary.culprit or "",
+            platform=summary.platform,
+            level=summary.level,
+            timestamp=float(event["timestamp"]),
+            received=float(event.get("received") or event["timestamp"]),
+            environment=summary.environment,
+            release=summary.release,
+            user_key=summary.user_key,
+            payload=self._compressor.compress(orjson.dumps(event)),
+        )
+
+
+def decompress_payload(payload: bytes) -> dict[str, Any]:
+    """The normalized event stored by ``Preparer.prepare_event``."""
+    data: dict[str, Any] = orjson.loads(zstandard.ZstdDecompressor().decompress(payload))
+    return data

@@ -1,0 +1,107 @@
+"""The digest loop: read spool batches past the stored cursors, write them, advance."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+
+from sqlalchemy import Connection
+
+from tracebox.digest.prepare import PreparedBatch, Preparer
+from tracebox.metrics import Metrics
+from tracebox.spool import SpoolReader
+from tracebox.store import Database
+from tracebox.store import digest as store_digest
+
+log = logging.getLogger("tracebox.digest")
+
+
+@dataclass
+class DigestStats:
+    batches: int = 0
+    records: int = 0
+    events_inserted: int = 0
+    events_duplicate: int = 0
+    last_batch_size: int = 0
+    pending_bytes: int = 0
+
+
+class DigestWorker:
+    """Single-threaded consumer of one node's spool. Exactly-once per record: the batch's
+    rows and the new cursors are committed in the same transaction."""
+
+    def __init__(
+        self,
+        db: Database,
+        reader: SpoolReader,
+        *,
+        batch_size: int,
+        metrics: Metrics | None = None,
+    ) -> None:
+        self.db = db
+        self.metrics = metrics
+        self.reader = reader
+        self.batch_size = batch_size
+        self.preparer = Preparer()
+        self.stats = DigestStats()
+
+    def run_once(self) -> int:
+        """Digest one batch; return how many records it held (0 = spool drained)."""
+        with self.db.read() as conn:
+            positions = store_digest.load_cursors(conn)
+        batch = self.reader.read(positions, self.batch_size)
+        if not batch.records:
+            self._release(positions)
+            self.stats.pending_bytes = 0
+            if self.metrics:
+                self.metrics.digest_lag_bytes.set(0)
+            return 0
+        prepared = self.preparer.prepare(batch.records)
+        with self.db.write() as conn:
+            result = self._write(conn, prepared)
+            store_digest.save_cursors(conn, batch.positions)
+        self._release(batch.positions)
+        self.stats.batches += 1
+        self.stats.records += len(batch.records)
+        self.stats.last_batch_size = len(batch.records)
+        self.stats.events_inserted += result.events_inserted
+        self.stats.events_duplicate += result.events_duplicate
+        self.stats.pending_bytes = self.reader.pending_bytes(batch.positions)
+        if self.metrics:
+            self.metrics.digested(len(batch.records), result, self.stats.pending_bytes)
+        return len(batch.records)
+
+    def _write(self, conn: Connection, prepared: PreparedBatch) -> store_digest.BatchResult:
+        result = store_digest.write_events(conn, prepared.events)
+        for project_id, updates in prepared.sessions.items():
+            store_digest.write_sessions(conn, project_id, updates)
+        for project_id, aggregates in prepared.aggregates.items():
+            store_digest.write_session_aggregates(conn, project_id, aggregates)
+        store_digest.add_dropped(conn, prepared.dropped)
+        if prepared.invalid:
+            log.error("skipped %d undecodable spool records", prepared.invalid)
+        return result
+
+    def _release(self, positions: dict[str, int]) -> None:
+        deleted = self.reader.release(positions)
+        if deleted:
+            with self.db.write() as conn:
+                store_digest.forget_cursors(conn, deleted)
+
+    def drain(self) -> int:
+        """Digest until the spool is empty; return the records digested."""
+        total = 0
+        while n := self.run_once():
+            total += n
+        return total
+
+    def run_forever(self, stop: threading.Event, *, poll_interval: float) -> None:
+        while not stop.is_set():
+            try:
+                if self.run_once() == 0:
+                    stop.wait(poll_interval)
+            except Exception:
+                # The database may be down: keep the spool, retry after a pause.
+                log.exception("digest batch failed; retrying")
+                stop.wait(min(5.0, poll_interval * 50))

@@ -1,0 +1,1 @@
+"""The ingestion hot path: SDK requests in, durable spool records out."""

@@ -1,0 +1,222 @@
+"""HTTP surface of ingestion: the store and envelope endpoints, CORS, error rendering.
+
+Both DSN forms work: ``http://KEY@host/ID`` (Sentry's, path ``/api/ID/...``) and
+``http://KEY@host/api/v4/error_tracking/collector/ID`` (GitLab's, the one Tracebox gives
+out), with or without the trailing slash.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+import orjson
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from tracebox.config import Settings
+from tracebox.errors import (
+    BadRequest,
+    Forbidden,
+    PayloadTooLarge,
+    RateLimited,
+    TraceboxError,
+    Unauthorized,
+)
+from tracebox.ingest.keys import KeyCache
+from tracebox.ingest.process import Accepted, process_envelope, process_store
+from tracebox.ingest.ratelimit import RateLimiter
+from tracebox.metrics import Metrics
+from tracebox.models import IngestKey
+from tracebox.protocol.auth import SentryAuth, auth_from_envelope_dsn, auth_from_request
+from tracebox.protocol.decoding import decode_store_body, decompress
+from tracebox.protocol.envelope import parse_envelope
+from tracebox.spool import SpoolWriter
+
+PREFIXES = ("/api/{project_id}", "/api/v4/error_tracking/collector/api/{project_id}")
+GITLAB_PREFIX = "/api/v4/error_tracking/collector/{project_id}"
+CORS_HEADERS = {
+    "Access-Control-Allow-Origin": "*",
+    "Access-Control-Expose-Headers": "x-sentry-error, x-sentry-rate-limits, retry-after",
+}
+PREFLIGHT_HEADERS = {
+    **CORS_HEADERS,
+    "Access-Control-Allow-Methods": "POST, OPTIONS",
+    "Access-Control-Allow-Headers": (
+        "x-sentry-auth, authorization, content-type, content-encoding, sentry-trace, baggage"
+    ),
+    "Access-Control-Max-Age": "3600",
+}
+
+
+@dataclass
+class IngestContext:
+    settings: Settings
+    keys: KeyCache
+    limiter: RateLimiter
+    spool: SpoolWriter
+    metrics: Metrics
+
+
+def ingest_routes(ctx: IngestContext) -> list[BaseRoute]:
+    store = _endpoint(ctx, _handle_store, "store")
+    envelope = _endpoint(ctx, _handle_envelope, "envelope")
+    routes: list[BaseRoute] = []
+    for prefix in (*PREFIXES, GITLAB_PREFIX):
+        for slash in ("/", ""):
+            routes.append(Route(f"{prefix}/store{slash}", store, methods=["POST", "OPTIONS"]))
+            routes.append(Route(f"{prefix}/envelope{slash}", envelope, methods=["POST", "OPTIONS"]))
+    return routes
+
+
+Handler = Callable[[IngestContext, Request, int, float], Awaitable[Accepted]]
+
+
+def _endpoint(
+    ctx: IngestContext, handler: Handler, name: str
+) -> Callable[[Request], Awaitable[Response]]:
+    async def endpoint(request: Request) -> Response:
+        if request.method == "OPTIONS":
+            return Response(status_code=200, headers=PREFLIGHT_HEADERS)
+        started = time.perf_counter()
+        try:
+            project_id = _project_id(request)
+            accepted = await handler(ctx, request, project_id, time.time())
+            await ctx.spool.append([orjson.dumps(r) for r in accepted.records])
+            ctx.metrics.accepted(name, accepted.events, accepted.dropped)
+            body = {"id": accepted.event_id} if accepted.event_id else {}
+            response = Response(orjson.dumps(body), media_type="application/json")
+        except TraceboxError as e:
+            ctx.metrics.rejected(name, type(e).__name__)
+            response = error_response(e)
+        ctx.metrics.latency(name, time.perf_counter() - started)
+        response.headers.update(CORS_HEADERS)
+        return response
+
+    return endpoint
+
+
+def error_response(error: TraceboxError) -> Response:
+    """Relay's error shape: ``{"detail": ...}`` plus ``X-Sentry-Error``. Retry-After only on
+    429 and 503: several SDKs honour it on any status (reference section 7)."""
+    headers = {"X-Sentry-Error": error.message[:200]}
+    if isinstance(error, RateLimited):
+        headers["Retry-After"] = str(error.retry_after)
+        headers["X-Sentry-Rate-Limits"] = f"{error.retry_after}:error;default:key"
+    elif error.status_code == 503:
+        headers["Retry-After"] = str(getattr(error, "retry_after", 30))
+    body = orjson.dumps({"detail": error.message})
+    return Response(
+        body, status_code=error.status_code, headers=headers, media_type="application/json"
+    )
+
+
+def _project_id(request: Request) -> int:
+    raw = request.path_params["project_id"]
+    if not raw.isdigit():
+        raise BadRequest(f"invalid project id {raw!r}")
+    return int(raw)
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    """The raw request body, refused with 413 as soon as it passes ``limit`` bytes."""
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > limit:
+        raise PayloadTooLarge(f"request body is {declared} bytes; the limit is {limit}")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise PayloadTooLarge(f"request body exceeds the limit of {limit} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def _authorize(ctx: IngestContext, auth: SentryAuth | None, project_id: int) -> IngestKey:
+    if auth is None:
+        raise Unauthorized("missing authorization information")
+    key = await ctx.keys.get(auth.public_key)
+    if key is None:
+        raise Unauthorized("unknown public key")
+    if key.project_id != project_id:
+        raise Unauthorized("the public key does not belong to this project")
+    if auth.secret_key is not None and auth.secret_key != key.secret_key:
+        raise Unauthorized("invalid secret key")
+    if not key.key_active:
+        raise Forbidden("the client key is disabled")
+    if not key.tracking_active:
+        raise Forbidden("error tracking is not active for this project")
+    return key
+
+
+def _rate_limit(ctx: IngestContext, key: IngestKey, events: int) -> None:
+    retry_after = ctx.limiter.admit(key.key_id, events)
+    if retry_after:
+        raise RateLimited("event rate limit exceeded for this client key", retry_after)
+
+
+def _client_ip(request: Request) -> str | None:
+    return request.client.host if request.client else None
+
+
+async def _handle_store(
+    ctx: IngestContext, request: Request, project_id: int, received: float
+) -> Accepted:
+    s = ctx.settings
+    auth = auth_from_request(request.headers, request.query_params)
+    key = await _authorize(ctx, auth, project_id)
+    body = await _read_body(request, s.max_store_compressed_bytes)
+    data = decompress(body, request.headers.get("content-encoding"), max_bytes=s.max_store_bytes)
+    data = decode_store_body(data, max_bytes=s.max_store_bytes)
+    accepted = process_store(
+        data,
+        project_id=project_id,
+        key_id=key.key_id,
+        received=received,
+        client_ip=_client_ip(request),
+    )
+    _rate_limit(ctx, key, accepted.events)
+    return accepted
+
+
+async def _handle_envelope(
+    ctx: IngestContext, request: Request, project_id: int, received: float
+) -> Accepted:
+    s = ctx.settings
+    auth = auth_from_request(request.headers, request.query_params)
+    body = await _read_body(request, s.max_envelope_bytes)
+    data = decompress(
+        body, request.headers.get("content-encoding"), max_bytes=s.max_envelope_decompressed_bytes
+    )
+    envelope = parse_envelope(data, max_items=s.max_items_per_envelope)
+    auth = _merge_envelope_auth(auth, envelope.headers.get("dsn"), project_id)
+    key = await _authorize(ctx, auth, project_id)
+    accepted = process_envelope(
+        envelope,
+        s,
+        project_id=project_id,
+        key_id=key.key_id,
+        received=received,
+        client_ip=_client_ip(request),
+    )
+    _rate_limit(ctx, key, accepted.events)
+    return accepted
+
+
+def _merge_envelope_auth(
+    auth: SentryAuth | None, dsn: object, project_id: int
+) -> SentryAuth | None:
+    """The envelope header ``dsn`` authenticates too; when the request also did, they must agree."""
+    if not isinstance(dsn, str) or not dsn:
+        return auth
+    dsn_auth, dsn_project = auth_from_envelope_dsn(dsn)
+    if dsn_project != str(project_id):
+        raise BadRequest("project id mismatch between the envelope dsn and the request")
+    if auth is None:
+        return dsn_auth
+    if dsn_auth.public_key != auth.public_key:
+        raise Unauthorized("public key mismatch between the envelope dsn and the request")
+    return auth

@@ -1,0 +1,95 @@
+"""Prometheus metrics shared by the web workers and the digest process.
+
+With several processes, ``tracebox serve`` sets ``PROMETHEUS_MULTIPROC_DIR`` before any
+worker starts, and ``/-/metrics`` aggregates every process's values.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+    multiprocess,
+)
+
+from tracebox.store.digest import BatchResult
+
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+BATCH_BUCKETS = (1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500)
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.items_accepted = Counter(
+            "tracebox_items_accepted",
+            "Items accepted and spooled",
+            ["endpoint", "type"],
+            registry=r,
+        )
+        self.items_dropped = Counter(
+            "tracebox_items_dropped", "Items accepted but not stored", ["type"], registry=r
+        )
+        self.requests_rejected = Counter(
+            "tracebox_requests_rejected",
+            "Ingest requests refused",
+            ["endpoint", "reason"],
+            registry=r,
+        )
+        self.request_latency = Histogram(
+            "tracebox_ingest_request_seconds",
+            "Ingest request latency",
+            ["endpoint"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.digest_batch_size = Histogram(
+            "tracebox_digest_batch_records",
+            "Records per digest batch",
+            buckets=BATCH_BUCKETS,
+            registry=r,
+        )
+        self.digest_events = Counter(
+            "tracebox_digest_events", "Events digested", ["result"], registry=r
+        )
+        self.digest_lag_bytes = Gauge(
+            "tracebox_digest_lag_bytes",
+            "Spool bytes not yet digested",
+            multiprocess_mode="livemax",
+            registry=r,
+        )
+
+    # --- ingest --------------------------------------------------------------------------
+    def accepted(self, endpoint: str, events: int, dropped: Mapping[str, int]) -> None:
+        if events:
+            self.items_accepted.labels(endpoint, "event").inc(events)
+        for item_type, n in dropped.items():
+            self.items_dropped.labels(item_type).inc(n)
+
+    def rejected(self, endpoint: str, reason: str) -> None:
+        self.requests_rejected.labels(endpoint, reason).inc()
+
+    def latency(self, endpoint: str, seconds: float) -> None:
+        self.request_latency.labels(endpoint).observe(seconds)
+
+    # --- digest ----------------------------------------------------------------------------
+    def digested(self, records: int, result: BatchResult, pending_bytes: int) -> None:
+        self.digest_batch_size.observe(records)
+        self.digest_events.labels("inserted").inc(result.events_inserted)
+        self.digest_events.labels("duplicate").inc(result.events_duplicate)
+        self.digest_lag_bytes.set(pending_bytes)
+
+    # --- exposition ------------------------------------------------------------------------
+    def render(self) -> bytes:
+        if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+            registry = CollectorRegistry()
+            multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+            return bytes(generate_latest(registry))
+        return bytes(generate_latest(self.registry))

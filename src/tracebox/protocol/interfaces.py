@@ -1,0 +1,162 @@
+"""Event interfaces with nested structure: exceptions, stack traces, threads, breadcrumbs.
+
+Each reader keeps the documented keys of the right type and drops the rest (docs/design.md
+"Normalized event"). These run for every frame of every event, so they look keys up in
+one table instead of testing each key, and never copy what they keep as is.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tracebox.protocol._coerce import text, values_list, whole_number
+from tracebox.protocol.levels import normalize_level
+from tracebox.protocol.timestamps import parse_timestamp
+
+MAX_FRAMES = 250  # as Sentry: a longer stack trace keeps its first and last halves
+MAX_BREADCRUMBS = 100  # as Sentry (the SDKs' max_breadcrumbs default): the newest are kept
+MAX_VALUE_CHARS = 8192  # exception value and breadcrumb message, as Relay's message limit
+
+_STR, _INT, _BOOL, _LINES, _OBJECT, _ADDR = range(6)
+_FRAME_KEYS = {
+    "filename": _STR,
+    "abs_path": _STR,
+    "function": _STR,
+    "raw_function": _STR,
+    "module": _STR,
+    "package": _STR,
+    "platform": _STR,
+    "context_line": _STR,
+    "lineno": _INT,
+    "colno": _INT,
+    "in_app": _BOOL,
+    "pre_context": _LINES,
+    "post_context": _LINES,
+    "vars": _OBJECT,
+    "instruction_addr": _ADDR,
+    "symbol_addr": _ADDR,
+    "image_addr": _ADDR,
+}
+# A frame needs at least one of these to say where it is (as Relay's frame validation).
+_FRAME_LOCATION = ("filename", "abs_path", "function", "module", "instruction_addr")
+
+
+def normalize_exceptions(value: Any) -> dict[str, Any] | None:
+    """``{"values": [...]}`` from a list, ``{values}``, or one bare exception object
+    (old raven clients); order is kept (oldest first, main last). ``None`` if empty."""
+    if isinstance(value, dict) and "values" not in value:
+        value = [value]
+    exceptions = [e for e in map(_exception, values_list(value)) if e is not None]
+    return {"values": exceptions} if exceptions else None
+
+
+def _exception(raw: Any) -> dict[str, Any] | None:
+    if not isinstance(raw, dict):
+        return None
+    exception: dict[str, Any] = {}
+    for key, limit in (("type", MAX_VALUE_CHARS), ("value", MAX_VALUE_CHARS), ("module", 1024)):
+        found = text(raw.get(key), limit)
+        if found is not None:
+            exception[key] = found
+    if isinstance(raw.get("mechanism"), dict):
+        exception["mechanism"] = raw["mechanism"]
+    thread_id = raw.get("thread_id")
+    if isinstance(thread_id, str) or whole_number(thread_id) is not None:
+        exception["thread_id"] = thread_id
+    stacktrace = normalize_stacktrace(raw.get("stacktrace"))
+    if stacktrace is not None:
+        exception["stacktrace"] = stacktrace
+    # As Relay, an exception needs a type or a value; a bare stack trace still says much.
+    return exception if exception.keys() & {"type", "value", "stacktrace"} else None
+
+
+def normalize_stacktrace(value: Any) -> dict[str, Any] | None:
+    """``{"frames": [...]}`` keeping at most ``MAX_FRAMES`` valid frames, or ``None``."""
+    if not isinstance(value, dict) or not isinstance(value.get("frames"), list):
+        return None
+    raw_frames: list[Any] = value["frames"]
+    if len(raw_frames) > MAX_FRAMES:
+        half = MAX_FRAMES // 2
+        raw_frames = raw_frames[:half] + raw_frames[-half:]
+    frames = [f for f in map(_frame, raw_frames) if f is not None]
+    return {"frames": frames} if frames else None
+
+
+def _frame(raw: Any) -> dict[str, Any] | None:
+    if not isinstance(raw, dict):
+        return None
+    frame: dict[str, Any] = {}
+    for key, value in raw.items():
+        kind = _FRAME_KEYS.get(key)
+        if kind is None or value is None:
+            continue
+        if kind == _STR:
+            ok = isinstance(value, str) and value != ""
+        elif kind == _INT:
+            ok = type(value) is int and value >= 0  # type(), not isinstance: no booleans
+        elif kind == _BOOL:
+            ok = isinstance(value, bool)
+        elif kind == _LINES:
+            ok = isinstance(value, list)
+            value = [line if isinstance(line, str) else "" for line in value] if ok else None
+        elif kind == _OBJECT:
+            ok = isinstance(value, dict)
+        else:  # an address: a hex string, or a number some SDKs send
+            ok = isinstance(value, str) or (type(value) is int and value >= 0)
+            value = hex(value) if ok and not isinstance(value, str) else value
+        if ok:
+            frame[key] = value
+    return None if frame.keys().isdisjoint(_FRAME_LOCATION) else frame
+
+
+def normalize_threads(value: Any) -> dict[str, Any] | None:
+    """``{"values": [...]}`` from a list or ``{values}``; ``None`` if empty."""
+    threads = [t for t in map(_thread, values_list(value)) if t]
+    return {"values": threads} if threads else None
+
+
+def _thread(raw: Any) -> dict[str, Any] | None:
+    if not isinstance(raw, dict):
+        return None
+    thread: dict[str, Any] = {}
+    thread_id = raw.get("id")
+    if isinstance(thread_id, str) or whole_number(thread_id) is not None:
+        thread["id"] = thread_id
+    for key in ("name", "state"):
+        if isinstance(raw.get(key), str):
+            thread[key] = raw[key]
+    for key in ("crashed", "current", "main"):
+        if isinstance(raw.get(key), bool):
+            thread[key] = raw[key]
+    if isinstance(raw.get("held_locks"), dict):
+        thread["held_locks"] = raw["held_locks"]
+    stacktrace = normalize_stacktrace(raw.get("stacktrace"))
+    if stacktrace is not None:
+        thread["stacktrace"] = stacktrace
+    return thread
+
+
+def normalize_breadcrumbs(value: Any, default_timestamp: float) -> dict[str, Any] | None:
+    """``{"values": [...]}`` holding the newest ``MAX_BREADCRUMBS`` crumbs, each with a
+    float ``timestamp`` (``default_timestamp`` when missing or unreadable)."""
+    raw_crumbs = values_list(value)[-MAX_BREADCRUMBS:]
+    crumbs = [c for c in (_crumb(raw, default_timestamp) for raw in raw_crumbs) if c]
+    return {"values": crumbs} if crumbs else None
+
+
+def _crumb(raw: Any, default_timestamp: float) -> dict[str, Any] | None:
+    if not isinstance(raw, dict):
+        return None
+    timestamp = parse_timestamp(raw.get("timestamp"))
+    crumb: dict[str, Any] = {
+        "timestamp": default_timestamp if timestamp is None else timestamp,
+        "type": text(raw.get("type"), 64) or "default",
+        "level": normalize_level(raw.get("level"), "info"),
+    }
+    for key, limit in (("category", 256), ("message", MAX_VALUE_CHARS)):
+        found = text(raw.get(key), limit)
+        if found is not None:
+            crumb[key] = found
+    if isinstance(raw.get("data"), dict):
+        crumb["data"] = raw["data"]
+    return crumb

@@ -14,9 +14,6 @@ import uvicorn
 
 from tracebox.accounts.bootstrap import INITIAL_PASSWORD_FILE, ensure_root
 from tracebox.config import Settings
-from tracebox.digest.worker import DigestWorker
-from tracebox.metrics import Metrics
-from tracebox.spool import SpoolReader
 from tracebox.store import Database
 
 log = logging.getLogger("tracebox.server")
@@ -54,6 +51,12 @@ def run_digest(settings: Settings, stop: threading.Event | None = None) -> None:
                 stop.set()
 
     threading.Thread(target=watch_parent, daemon=True).start()
+    # Imported here, not at the top: prometheus_client picks its multiprocess mode at
+    # import time, and serve() sets PROMETHEUS_MULTIPROC_DIR first.
+    from tracebox.digest.worker import DigestWorker
+    from tracebox.metrics import Metrics
+    from tracebox.spool import SpoolReader
+
     db = Database(settings.resolved_database_url(), pool_size=2)
     worker = DigestWorker(
         db,

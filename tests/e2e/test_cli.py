@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import httpx
 import pytest
 import sqlalchemy as sa
 
@@ -46,6 +47,12 @@ def test_send_test_event_is_stored_and_grouped(live_server: LiveServer, db: Data
     stats = cli(live_server.settings, "stats")
     assert (stats["events"], stats["errors"]) == (2, 1)
 
+    metrics = httpx.get(f"{live_server.url}/-/metrics").text
+    assert 'tracebox_items_accepted_total{endpoint="envelope",type="event"} 2.0' in metrics
+    assert 'tracebox_digest_events_total{result="inserted"} 2.0' in metrics
+    assert "tracebox_digest_lag_bytes" in metrics
+    assert "tracebox_ingest_request_seconds_bucket" in metrics
+
 
 @pytest.mark.slow
 def test_send_test_event_reports_a_refused_key(live_server: LiveServer) -> None:
@@ -53,3 +60,5 @@ def test_send_test_event_reports_a_refused_key(live_server: LiveServer) -> None:
     done = send_test_event(live_server, live_server.dsn("f" * 32, project["id"]))
     assert done.returncode == 1
     assert "not accepted" in done.stdout and "401" in done.stdout
+    metrics = httpx.get(f"{live_server.url}/-/metrics").text
+    assert 'tracebox_requests_rejected_total{endpoint="envelope",reason="Unauthorized"}' in metrics

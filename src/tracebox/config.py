@@ -33,6 +33,9 @@ class Settings(BaseSettings):
         description="the address SDKs use to reach this server; DSNs are built from it",
     )
     log_level: str = "info"
+    # Password of the admin ``root`` created on first start; empty: a random one is
+    # printed once and written to <data_dir>/initial_root_password (mode 0600).
+    root_password: str = ""
 
     # --- ingestion limits (sizes as Sentry Relay's defaults, Limits::default) ------------
     max_envelope_bytes: int = 20 * MIB  # compressed request body, as Relay max_api_payload_size
@@ -54,6 +57,16 @@ class Settings(BaseSettings):
     digest_batch_size: int = 500  # spool records per digest transaction
     digest_poll_interval_ms: float = 20.0  # digest sleeps this long when the spool is empty
     retry_after_seconds: int = 30  # Retry-After sent with 503 (spool full, database down)
+
+    # --- web UI ------------------------------------------------------------------------
+    # Signs session cookies and CSRF tokens. Empty: a random key is created once in
+    # <data_dir>/secret_key (mode 0600). Several nodes on one PostgreSQL must share it.
+    secret_key: str = ""
+    session_lifetime_hours: float = 168.0  # as GitLab's default session_expire_delay (1 week)
+    signin_max_failures: int = 10  # per username, as GitLab's (Devise) maximum_attempts
+    signin_max_failures_per_ip: int = 30  # per client address; both counted per web worker
+    signin_lockout_seconds: float = 600.0  # as GitLab's unlock_in (10 minutes)
+    max_form_bytes: int = 64 * KIB  # a UI form body; the largest real one is a few KiB
 
     # --- derived ------------------------------------------------------------------------
     def resolved_database_url(self) -> str:

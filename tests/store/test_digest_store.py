@@ -166,3 +166,24 @@ def test_cursors_round_trip(db: Database) -> None:
         assert store_digest.load_cursors(conn) == {"a.seg": 30, "b.seg": 20}
         store_digest.forget_cursors(conn, ["a.seg"])
         assert store_digest.load_cursors(conn) == {"b.seg": 20}
+
+
+def test_several_sessions_in_one_batch(db: Database) -> None:
+    pid = new_project(db)
+    base = {
+        "did": None,
+        "release": "1.0",
+        "environment": "prod",
+        "started": BASE_TS,
+        "timestamp": BASE_TS,
+        "errors": 0,
+        "duration": 1.5,
+    }
+    batch = [{**base, "sid": f"s{n}", "seq": 0, "status": "ok"} for n in range(3)]
+    update = [{**base, "sid": f"s{n}", "seq": 1, "status": "exited"} for n in range(3)]
+    with db.write() as conn:
+        store_digest.write_sessions(conn, pid, batch)
+        store_digest.write_sessions(conn, pid, update)
+    with db.read() as conn:
+        rows = conn.execute(sa.text("SELECT sid, status FROM sessions ORDER BY sid")).all()
+    assert [tuple(r) for r in rows] == [("s0", "exited"), ("s1", "exited"), ("s2", "exited")]

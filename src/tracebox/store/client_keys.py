@@ -103,3 +103,22 @@ def find_for_ingest(conn: Connection, public_key: str) -> IngestKey | None:
         key_active=bool(m["active"]),
         tracking_active=bool(m["tracking_active"]) and bool(m["integrated"]),
     )
+
+
+def list_page(conn: Connection, project_id: int, *, offset: int, limit: int) -> list[ClientKey]:
+    """One page of a project's keys, oldest first (GitLab's page/per_page)."""
+    query = (
+        select(client_keys)
+        .where(client_keys.c.project_id == project_id)
+        .order_by(client_keys.c.id)
+        .offset(offset)
+        .limit(limit)
+    )
+    return [_key(r) for r in conn.execute(query)]
+
+
+def has_active(conn: Connection, project_id: int) -> bool:
+    query = select(client_keys.c.id).where(
+        client_keys.c.project_id == project_id, client_keys.c.active.is_(True)
+    )
+    return conn.execute(query.limit(1)).first() is not None

@@ -12,7 +12,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, Float, String, and_, bindparam, case, func, select, tuple_
+from sqlalchemy import (
+    Connection,
+    Float,
+    String,
+    and_,
+    bindparam,
+    case,
+    func,
+    or_,
+    select,
+    tuple_,
+)
 
 from tracebox.store.dialect import insert
 from tracebox.store.tables import (
@@ -266,7 +277,8 @@ def write_sessions(conn: Connection, project_id: int, updates: Iterable[Mapping[
         return
     stmt = insert(conn, sessions)
     ex = stmt.excluded
-    terminal = sessions.c.status.in_(TERMINAL_SESSION_STATES)
+    # Not IN (...): an expanding parameter cannot run as executemany.
+    terminal = or_(*(sessions.c.status == state for state in TERMINAL_SESSION_STATES))
     stmt = stmt.on_conflict_do_update(
         index_elements=["project_id", "sid"],
         set_={c: getattr(ex, c) for c in ("seq", "status", "errors", "duration", "timestamp")},

@@ -78,3 +78,13 @@ def put_settings(conn: Connection, project_id: int, *, active: bool, integrated:
                 project_id=project_id, active=active, integrated=integrated, updated_at=now
             )
         )
+
+
+def update(
+    conn: Connection, project_id: int, *, name: str | None, monitor_access_level: str | None
+) -> None:
+    """Change the fields given (None leaves a field as it is)."""
+    values = {"name": name, "monitor_access_level": monitor_access_level}
+    changes = {k: v for k, v in values.items() if v is not None}
+    if changes:
+        conn.execute(projects.update().where(projects.c.id == project_id).values(**changes))

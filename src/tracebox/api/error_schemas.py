@@ -1,0 +1,215 @@
+"""Response bodies of errors, events and release health on /api/v4."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+from tracebox.api.timefmt import iso
+from tracebox.tracking.models import (
+    Bucket,
+    ErrorDetails,
+    ErrorSummary,
+    Event,
+    ExceptionInfo,
+    Frame,
+    ReleaseHealth,
+    TagSummary,
+)
+
+
+class CountOut(BaseModel):
+    time: str  # start of the hour or day, UTC
+    count: int
+
+    @classmethod
+    def of(cls, b: Bucket) -> CountOut:
+        return cls(time=iso(b.time), count=b.count)
+
+
+class ErrorOut(BaseModel):
+    id: int
+    project_id: int
+    title: str
+    type: str
+    value: str
+    culprit: str
+    status: str
+    events_count: int
+    users_count: int
+    first_seen: str
+    last_seen: str
+    platform: str
+    level: str
+    frequency: list[CountOut]  # 24 hourly counts, oldest first
+
+    @classmethod
+    def of(cls, e: ErrorSummary) -> ErrorOut:
+        return cls(**_summary_fields(e))
+
+
+def _summary_fields(e: ErrorSummary) -> dict[str, Any]:
+    return {
+        "id": e.id,
+        "project_id": e.project_id,
+        "title": e.title,
+        "type": e.type,
+        "value": e.value,
+        "culprit": e.culprit,
+        "status": e.status.value,
+        "events_count": e.events_count,
+        "users_count": e.users_count,
+        "first_seen": iso(e.first_seen),
+        "last_seen": iso(e.last_seen),
+        "platform": e.platform,
+        "level": e.level,
+        "frequency": [CountOut.of(b) for b in e.frequency],
+    }
+
+
+class FrameOut(BaseModel):
+    filename: str | None
+    abs_path: str | None
+    function: str | None
+    module: str | None
+    lineno: int | None
+    colno: int | None
+    in_app: bool | None
+    context: list[tuple[int, str]]  # [line number, source line], around lineno
+
+    @classmethod
+    def of(cls, f: Frame) -> FrameOut:
+        return cls(
+            filename=f.filename,
+            abs_path=f.abs_path,
+            function=f.function,
+            module=f.module,
+            lineno=f.lineno,
+            colno=f.colno,
+            in_app=f.in_app,
+            context=f.context,
+        )
+
+
+class ExceptionOut(BaseModel):
+    type: str | None
+    value: str | None
+    module: str | None
+    stack_trace: list[FrameOut]
+
+    @classmethod
+    def of(cls, e: ExceptionInfo) -> ExceptionOut:
+        return cls(
+            type=e.type,
+            value=e.value,
+            module=e.module,
+            stack_trace=[FrameOut.of(f) for f in e.frames],
+        )
+
+
+class TagOut(BaseModel):
+    key: str
+    value: str
+
+
+class EventOut(BaseModel):
+    event_id: str
+    error_id: int
+    project_id: int
+    timestamp: str
+    received_at: str
+    level: str
+    platform: str
+    environment: str | None
+    release: str | None
+    logger: str | None
+    title: str
+    message: str
+    culprit: str
+    user: dict[str, Any] | None
+    tags: list[TagOut]
+    exceptions: list[ExceptionOut]  # oldest first; the main exception is the last
+    stack_trace: list[FrameOut]  # the main exception's frames, oldest first
+    breadcrumbs: list[dict[str, Any]]
+    request: dict[str, Any] | None
+    contexts: dict[str, Any]
+    sdk: dict[str, Any] | None
+
+    @classmethod
+    def of(cls, e: Event) -> EventOut:
+        return cls(
+            event_id=e.event_id,
+            error_id=e.error_id,
+            project_id=e.project_id,
+            timestamp=iso(e.timestamp),
+            received_at=iso(e.received_at),
+            level=e.level,
+            platform=e.platform,
+            environment=e.environment,
+            release=e.release,
+            logger=e.logger,
+            title=e.title,
+            message=e.message,
+            culprit=e.culprit,
+            user=e.user,
+            tags=[TagOut(key=k, value=v) for k, v in e.tags],
+            exceptions=[ExceptionOut.of(x) for x in e.exceptions],
+            stack_trace=[FrameOut.of(f) for f in e.stack_trace],
+            breadcrumbs=e.breadcrumbs,
+            request=e.request,
+            contexts=e.contexts,
+            sdk=e.sdk,
+        )
+
+
+class TagValueOut(BaseModel):
+    value: str
+    count: int
+
+
+class TagSummaryOut(BaseModel):
+    key: str
+    total: int
+    top_values: list[TagValueOut]
+
+    @classmethod
+    def of(cls, t: TagSummary) -> TagSummaryOut:
+        values = [TagValueOut(value=v.value, count=v.count) for v in t.top_values]
+        return cls(key=t.key, total=t.total, top_values=values)
+
+
+class ErrorDetailsOut(ErrorOut):
+    first_release: str | None
+    last_release: str | None
+    tags: list[TagSummaryOut]  # over the latest 100 events
+    frequency_30d: list[CountOut]  # 30 daily counts, oldest first, ending today (UTC)
+    latest_event: EventOut | None
+
+    @classmethod
+    def of_details(cls, d: ErrorDetails) -> ErrorDetailsOut:
+        latest = EventOut.of(d.latest_event) if d.latest_event else None
+        return cls(
+            **_summary_fields(d.error),
+            first_release=d.first_release,
+            last_release=d.last_release,
+            tags=[TagSummaryOut.of(t) for t in d.tags],
+            frequency_30d=[CountOut.of(b) for b in d.daily],
+            latest_event=latest,
+        )
+
+
+class ReleaseOut(BaseModel):
+    release: str
+    environment: str
+    sessions: int
+    crashed: int
+    errored: int
+    users: int
+    crashed_users: int
+    crash_free_sessions: float | None  # percent
+    crash_free_users: float | None  # percent
+
+    @classmethod
+    def of(cls, r: ReleaseHealth) -> ReleaseOut:
+        return cls(**r.__dict__)

@@ -1,0 +1,114 @@
+"""Client keys (spec 4.1) and error tracking settings, exactly as GitLab's (Maintainer+)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Body, Query, Request, Response
+
+from tracebox.accounts.errors import InvalidParameter
+from tracebox.api.context import Ctx, IdPath, TrackingAdmin
+from tracebox.api.pagination import PagingParams, offset_headers
+from tracebox.api.schemas import ClientKeyOut, SettingsIn, SettingsOut
+from tracebox.errors import NotFound
+from tracebox.store import client_keys
+from tracebox.tracking import settings as tracking_settings
+
+router = APIRouter(tags=["error tracking settings and client keys"])
+KEYS = "/projects/{id}/error_tracking/client_keys"
+SETTINGS = "/projects/{id}/error_tracking/settings"
+BoolQuery = Annotated[bool | None, Query(description="May also be sent in a JSON body")]
+
+
+@router.get(KEYS, response_model=list[ClientKeyOut])
+def list_client_keys(
+    request: Request, response: Response, access: TrackingAdmin, ctx: Ctx, paging: PagingParams
+) -> list[ClientKeyOut]:
+    project_id = access.project.id
+    with ctx.db.read() as conn:
+        total = client_keys.count_for_project(conn, project_id)
+        keys = client_keys.list_page(conn, project_id, offset=paging.offset, limit=paging.per_page)
+    offset_headers(request, response, paging, total)
+    return [ClientKeyOut.of(k, ctx.settings.external_url) for k in keys]
+
+
+@router.post(KEYS, response_model=ClientKeyOut, status_code=201)
+def create_client_key(access: TrackingAdmin, ctx: Ctx) -> ClientKeyOut:
+    """A new active key; its DSN works at once. No body."""
+    with ctx.db.write() as conn:
+        key = client_keys.create(conn, access.project.id)
+    return ClientKeyOut.of(key, ctx.settings.external_url)
+
+
+@router.delete(KEYS + "/{key_id}", response_model=ClientKeyOut)
+def delete_client_key(key_id: IdPath, access: TrackingAdmin, ctx: Ctx) -> ClientKeyOut:
+    """Delete a key and return it. Its DSN stops working at once on the node that served
+    this request, and on every other node within TRACEBOX_KEY_CACHE_SECONDS."""
+    with ctx.db.write() as conn:
+        key = client_keys.delete(conn, access.project.id, key_id)
+    if key is None:
+        raise NotFound("Client Key")
+    ctx.on_key_deleted(key.public_key)
+    return ClientKeyOut.of(key, ctx.settings.external_url)
+
+
+@router.get(SETTINGS, response_model=SettingsOut)
+def get_settings(access: TrackingAdmin, ctx: Ctx) -> SettingsOut:
+    with ctx.db.read() as conn:
+        return SettingsOut.of(tracking_settings.get(conn, access.project.id))
+
+
+def _merged(body: SettingsIn | None, active: bool | None, integrated: bool | None) -> SettingsIn:
+    """GitLab reads these from the query string or the body; the body wins."""
+    merged = SettingsIn(active=active, integrated=integrated)
+    if body is not None:
+        merged = merged.model_copy(update=body.model_dump(exclude_none=True))
+    return merged
+
+
+@router.patch(SETTINGS, response_model=SettingsOut)
+def update_settings(
+    access: TrackingAdmin,
+    ctx: Ctx,
+    active: BoolQuery = None,
+    integrated: BoolQuery = None,
+    body: Annotated[SettingsIn | None, Body()] = None,
+) -> SettingsOut:
+    """Change settings that exist (404 otherwise); ``active`` is required."""
+    params = _merged(body, active, integrated)
+    if params.active is None:
+        raise InvalidParameter("active is missing")
+    with ctx.db.write() as conn:
+        saved = tracking_settings.save(
+            conn,
+            access.project.id,
+            active=params.active,
+            integrated=params.integrated,
+            create=False,
+        )
+    return SettingsOut.of(saved)
+
+
+@router.put(SETTINGS, response_model=SettingsOut)
+def put_settings(
+    access: TrackingAdmin,
+    ctx: Ctx,
+    active: BoolQuery = None,
+    integrated: BoolQuery = None,
+    body: Annotated[SettingsIn | None, Body()] = None,
+) -> SettingsOut:
+    """Create or replace settings; ``active`` and ``integrated`` are required."""
+    params = _merged(body, active, integrated)
+    for name in ("active", "integrated"):
+        if getattr(params, name) is None:
+            raise InvalidParameter(f"{name} is missing")
+    assert params.active is not None
+    with ctx.db.write() as conn:
+        saved = tracking_settings.save(
+            conn,
+            access.project.id,
+            active=params.active,
+            integrated=params.integrated,
+            create=True,
+        )
+    return SettingsOut.of(saved)

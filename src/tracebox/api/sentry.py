@@ -1,0 +1,166 @@
+"""The Sentry-compatible web API subset under /api/0/ (reference section 10).
+
+The organization is the project's namespace: ``acme/web`` is project ``web`` of
+organization ``acme``. Lists paginate with Sentry's ``Link`` header, both directions
+always present, ``results="true|false"`` saying whether that page has data.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+from urllib.parse import unquote
+
+from fastapi import APIRouter, Body, Query, Request, Response
+
+from tracebox.accounts import projects as project_access
+from tracebox.accounts.errors import InvalidParameter
+from tracebox.accounts.policy import Action, Principal
+from tracebox.accounts.projects import ProjectAccess
+from tracebox.api import sentry_shapes as shapes
+from tracebox.api.context import MAX_ID, ApiContext, Ctx, CurrentPrincipal
+from tracebox.api.pagination import MAX_PER_PAGE
+from tracebox.errors import NotFound
+from tracebox.models import ErrorStatus
+from tracebox.store import errors_read, members, projects
+from tracebox.tracking import ErrorSource, source_for
+from tracebox.tracking import cursor as cursors
+from tracebox.tracking.models import ErrorSort, StatusFilter
+
+router = APIRouter()
+SORTS = {"date": ErrorSort.LAST_SEEN, "new": ErrorSort.FIRST_SEEN, "freq": ErrorSort.FREQUENCY}
+STATUSES = {
+    "resolved": ErrorStatus.RESOLVED,
+    "resolvedInNextRelease": ErrorStatus.RESOLVED,
+    "unresolved": ErrorStatus.UNRESOLVED,
+    "ignored": ErrorStatus.IGNORED,
+}
+Json = dict[str, Any]
+
+
+def _link(
+    request: Request, response: Response, prev: str | None, next_: str | None, here: str
+) -> None:
+    query = "&".join(f"{k}={v}" for k, v in request.query_params.multi_items() if k != "cursor")
+    base = str(request.url.replace(query=""))
+    parts = [
+        f'<{base}?{query}&cursor={c or here}>; rel="{rel}"; results="{str(bool(c)).lower()}"; '
+        f'cursor="{c or here}"'
+        for rel, c in (("previous", prev), ("next", next_))
+    ]
+    response.headers["Link"] = ", ".join(parts)
+
+
+def _source(ctx: ApiContext, access: ProjectAccess) -> ErrorSource:
+    with ctx.db.read() as conn:
+        settings = projects.get_settings(conn, access.project.id)
+    return source_for(ctx.db, access.project.id, settings)
+
+
+def _issue_access(
+    ctx: ApiContext, principal: Principal, issue_id: str, action: Action
+) -> tuple[ProjectAccess, int]:
+    if not (issue_id.isascii() and issue_id.isdigit()) or int(issue_id) > MAX_ID:
+        raise NotFound("Issue")
+    with ctx.db.read() as conn:
+        project_id = errors_read.project_of_error(conn, int(issue_id))
+        if project_id is None:
+            raise NotFound("Issue")
+        return project_access.resolve_id(conn, principal, project_id, action), int(issue_id)
+
+
+@router.get("/projects/")
+def list_projects(
+    request: Request,
+    response: Response,
+    ctx: Ctx,
+    principal: CurrentPrincipal,
+    cursor: Annotated[str | None, Query(max_length=100)] = None,
+) -> list[Json]:
+    offset = c.id if (c := cursors.decode(cursor)) else 0
+    member = None if principal.is_admin else principal.user.id
+    with ctx.db.read() as conn:
+        total = members.count_visible(conn, member)
+        found = members.list_visible(conn, member, offset=offset, limit=MAX_PER_PAGE)
+    more, back = offset + MAX_PER_PAGE < total, offset > 0
+    prev_c = f"0:{max(0, offset - MAX_PER_PAGE)}:1" if back else None
+    _link(request, response, prev_c, f"0:{offset + MAX_PER_PAGE}:0" if more else None, "0:0:0")
+    return [shapes.project(p) for p in found]
+
+
+def _parse_query(query: str | None) -> tuple[StatusFilter, str]:
+    """``is:unresolved some text``: one status (default unresolved; ``query=`` means all)."""
+    if query is None:
+        return StatusFilter.UNRESOLVED, ""
+    status, words = StatusFilter.ALL, []
+    for word in query.split():
+        if word.startswith("is:") and word[3:] in StatusFilter.__members__.values():
+            status = StatusFilter(word[3:])
+        else:
+            words.append(word)
+    return status, " ".join(words)
+
+
+@router.get("/projects/{org}/{project}/issues/")
+def list_issues(
+    request: Request,
+    response: Response,
+    org: str,
+    project: str,
+    ctx: Ctx,
+    principal: CurrentPrincipal,
+    query: Annotated[str | None, Query(max_length=255, pattern=r"^[^\x00]*$")] = None,
+    sort: str = "date",
+    limit: Annotated[int, Query(ge=1, le=MAX_PER_PAGE)] = MAX_PER_PAGE,
+    cursor: Annotated[str | None, Query(max_length=100)] = None,
+    stats_period: Annotated[str, Query(alias="statsPeriod", max_length=8)] = "24h",
+) -> list[Json]:
+    if sort not in SORTS:
+        raise InvalidParameter("sort is invalid")
+    with ctx.db.read() as conn:
+        path = unquote(f"{org}/{project}")
+        access = project_access.resolve(conn, principal, path, Action.READ_ERRORS)
+    status, text = _parse_query(query)
+    page = _source(ctx, access).list(
+        status=status, search=text, sort=SORTS[sort], cursor=cursor, per_page=limit
+    )
+    _link(request, response, page.prev_cursor, page.next_cursor, cursor or "0:0:0")
+    items = [shapes.issue(e, access.project, ctx.settings.external_url) for e in page.items]
+    if stats_period == "":
+        for item in items:
+            item["stats"] = {}
+    return items
+
+
+@router.get("/issues/{issue_id}/")
+@router.get("/organizations/{org}/issues/{issue_id}/")
+def get_issue(issue_id: str, ctx: Ctx, principal: CurrentPrincipal) -> Json:
+    access, error_id = _issue_access(ctx, principal, issue_id, Action.READ_ERRORS)
+    details = _source(ctx, access).get(error_id)
+    return shapes.issue_details(details, access.project, ctx.settings.external_url)
+
+
+@router.get("/issues/{issue_id}/events/latest/")
+@router.get("/organizations/{org}/issues/{issue_id}/events/latest/")
+def latest_event(issue_id: str, ctx: Ctx, principal: CurrentPrincipal) -> Json:
+    access, error_id = _issue_access(ctx, principal, issue_id, Action.READ_ERRORS)
+    details = _source(ctx, access).get(error_id)
+    if details.latest_event is None:
+        raise NotFound("Event")
+    return shapes.event(details.latest_event, details.error)
+
+
+@router.put("/issues/{issue_id}/")
+@router.put("/organizations/{org}/issues/{issue_id}/")
+def update_issue(
+    issue_id: str, ctx: Ctx, principal: CurrentPrincipal, body: Annotated[dict[str, Any], Body()]
+) -> Json:
+    """Sentry answers with the changed fields; GitLab only needs a non-empty object."""
+    access, error_id = _issue_access(ctx, principal, issue_id, Action.UPDATE_ERROR)
+    source = _source(ctx, access)
+    requested = body.get("status")
+    if requested is None:
+        return {"status": source.get(error_id).error.status.value, "statusDetails": {}}
+    if not isinstance(requested, str) or requested not in STATUSES:
+        raise InvalidParameter("status is invalid")
+    updated = source.update_status(error_id, STATUSES[requested])
+    return {"status": updated.status.value, "statusDetails": {}}

@@ -1,0 +1,189 @@
+"""Reading errors and events, and changing an error's status (the API's and UI's queries).
+
+Lists paginate by keyset, never OFFSET: ``(sort value, id)`` past the cursor, newest
+first, each served by one index (see the comments on ``errors`` and ``events`` in
+``tables.py``).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+import orjson
+import zstandard
+from sqlalchemy import ColumnElement, Connection, Row, Select, literal, or_, select, tuple_
+
+from tracebox.store.tables import error_hourly, errors, events
+
+AnyRow: TypeAlias = Row[*tuple[Any, ...]]
+
+SORT_COLUMNS: dict[str, ColumnElement[Any]] = {
+    "last_seen": errors.c.last_seen,  # ix_errors_list_last_seen
+    "first_seen": errors.c.first_seen,  # ix_errors_list_first_seen
+    "frequency": errors.c.events_count,  # ix_errors_list_frequency
+}
+Edge = tuple[float, int]  # (sort value, id) of the row at a page edge
+
+
+@dataclass(frozen=True)
+class ErrorRow:
+    id: int
+    project_id: int
+    title: str
+    type: str
+    value: str
+    culprit: str
+    platform: str
+    level: str
+    status: str
+    first_seen: float
+    last_seen: float
+    first_release: str | None
+    last_release: str | None
+    events_count: int
+    users_count: int
+    regressed: bool = False
+
+
+@dataclass(frozen=True)
+class EventRow:
+    id: int
+    project_id: int
+    error_id: int
+    event_id: str
+    timestamp: float
+    received_at: float
+    level: str
+    environment: str | None
+    release: str | None
+    payload: dict[str, Any]  # the normalized event (docs/design.md)
+
+
+_ERROR_COLUMNS = [errors.c[name] for name in ErrorRow.__dataclass_fields__]
+_EVENT_COLUMNS = [events.c[name] for name in EventRow.__dataclass_fields__]
+
+
+def _error(row: AnyRow) -> ErrorRow:
+    return ErrorRow(**row._mapping)
+
+
+def _event(row: AnyRow) -> EventRow:
+    m = dict(row._mapping)
+    m["payload"] = decompress_payload(m["payload"])
+    return EventRow(**m)
+
+
+def decompress_payload(payload: bytes) -> dict[str, Any]:
+    """A stored event payload: zstd-compressed normalized JSON (digest.prepare writes it)."""
+    data: dict[str, Any] = orjson.loads(zstandard.ZstdDecompressor().decompress(payload))
+    return data
+
+
+def _keyset(
+    query: Select[Any],
+    col: ColumnElement[Any],
+    id_col: ColumnElement[Any],
+    after: Edge | None,
+    before: Edge | None,
+    limit: int,
+) -> Select[Any]:
+    """Rows after ``after`` (descending) or, for a previous page, before ``before``
+    (ascending: the caller reverses them)."""
+    if before is not None:
+        edge = tuple_(literal(before[0], col.type), literal(before[1], id_col.type))
+        return query.where(tuple_(col, id_col) > edge).order_by(col, id_col).limit(limit)
+    if after is not None:
+        edge = tuple_(literal(after[0], col.type), literal(after[1], id_col.type))
+        query = query.where(tuple_(col, id_col) < edge)
+    return query.order_by(col.desc(), id_col.desc()).limit(limit)
+
+
+def list_errors(
+    conn: Connection,
+    project_id: int,
+    *,
+    status: str | None,
+    search: str | None,
+    sort: str,
+    after: Edge | None,
+    before: Edge | None,
+    limit: int,
+) -> list[ErrorRow]:
+    """Up to ``limit`` errors in display order (newest first by ``sort``)."""
+    col = SORT_COLUMNS[sort]
+    query = select(*_ERROR_COLUMNS).where(errors.c.project_id == project_id)
+    if status is not None:
+        query = query.where(errors.c.status == status)
+    if search:
+        pattern = "%" + search.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        query = query.where(
+            or_(
+                errors.c.title.ilike(pattern, escape="\\"),
+                errors.c.culprit.ilike(pattern, escape="\\"),
+            )
+        )
+    if sort == "frequency":  # compare integers with integers, so the index applies
+        after = (int(after[0]), after[1]) if after else None
+        before = (int(before[0]), before[1]) if before else None
+    rows = [_error(r) for r in conn.execute(_keyset(query, col, errors.c.id, after, before, limit))]
+    return rows[::-1] if before is not None else rows
+
+
+def get_error(conn: Connection, project_id: int, error_id: int) -> ErrorRow | None:
+    query = select(*_ERROR_COLUMNS).where(
+        errors.c.id == error_id, errors.c.project_id == project_id
+    )
+    row = conn.execute(query).first()
+    return _error(row) if row else None
+
+
+def project_of_error(conn: Connection, error_id: int) -> int | None:
+    value = conn.execute(select(errors.c.project_id).where(errors.c.id == error_id)).scalar()
+    return int(value) if value is not None else None
+
+
+def set_status(conn: Connection, project_id: int, error_id: int, status: str) -> bool:
+    """Set the status; a manual change also clears the regression flag."""
+    result = conn.execute(
+        errors.update()
+        .where(errors.c.id == error_id, errors.c.project_id == project_id)
+        .values(status=status, regressed=False)
+    )
+    return result.rowcount > 0
+
+
+def hourly_counts(
+    conn: Connection, error_ids: Sequence[int], *, first_hour: int, last_hour: int
+) -> dict[int, dict[int, int]]:
+    """Event counts per error and hour (unix seconds // 3600), one query for a page."""
+    counts: dict[int, dict[int, int]] = defaultdict(dict)
+    if not error_ids:
+        return counts
+    h = error_hourly
+    query = select(h.c.error_id, h.c.hour, h.c.count).where(
+        h.c.error_id.in_(list(error_ids)), h.c.hour >= first_hour, h.c.hour <= last_hour
+    )
+    for error_id, hour, count in conn.execute(query):
+        counts[int(error_id)][int(hour)] = int(count)
+    return counts
+
+
+def list_events(
+    conn: Connection, error_id: int, *, after: Edge | None, before: Edge | None, limit: int
+) -> list[EventRow]:
+    """An error's events, newest first (ix_events_error_time)."""
+    query = select(*_EVENT_COLUMNS).where(events.c.error_id == error_id)
+    keyset = _keyset(query, events.c.timestamp, events.c.id, after, before, limit)
+    rows = [_event(r) for r in conn.execute(keyset)]
+    return rows[::-1] if before is not None else rows
+
+
+def get_event(conn: Connection, error_id: int, event_id: str) -> EventRow | None:
+    query = select(*_EVENT_COLUMNS).where(
+        events.c.error_id == error_id, events.c.event_id == event_id
+    )
+    row = conn.execute(query).first()
+    return _event(row) if row else None

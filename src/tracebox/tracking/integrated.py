@@ -1,0 +1,266 @@
+"""``IntegratedSource``: the ``ErrorSource`` over this instance's own store."""
+
+from __future__ import annotations
+
+import builtins
+import time
+from collections import Counter
+from collections.abc import Callable
+from typing import TypeVar
+
+from sqlalchemy import Connection
+
+from tracebox.errors import NotFound
+from tracebox.models import ErrorStatus
+from tracebox.store import Database, errors_read, releases
+from tracebox.store.errors_read import Edge, ErrorRow, EventRow
+from tracebox.tracking import cursor as cursors
+from tracebox.tracking.events import tags, to_event
+from tracebox.tracking.models import (
+    Bucket,
+    ErrorDetails,
+    ErrorSort,
+    ErrorSummary,
+    Event,
+    Page,
+    ReleaseHealth,
+    StatusFilter,
+    TagSummary,
+    TagValue,
+)
+
+HOURS_IN_TIMELINE = 24
+DAYS_IN_CHART = 30
+TAG_SAMPLE_EVENTS = 100  # top tags are counted over this many of the latest events
+TOP_TAG_KEYS = 20
+TOP_TAG_VALUES = 5
+
+R = TypeVar("R")
+T = TypeVar("T")
+
+
+class IntegratedSource:
+    def __init__(self, db: Database, project_id: int, *, clock: Callable[[], float] = time.time):
+        self._db = db
+        self._project_id = project_id
+        self._clock = clock
+
+    def list(
+        self,
+        *,
+        status: StatusFilter,
+        search: str | None,
+        sort: ErrorSort,
+        cursor: str | None,
+        per_page: int,
+    ) -> Page[ErrorSummary]:
+        after, before = _edges(cursor)
+        with self._db.read() as conn:
+            rows = errors_read.list_errors(
+                conn,
+                self._project_id,
+                status=status.status(),
+                search=search or None,
+                sort=sort.value,
+                after=after,
+                before=before,
+                limit=per_page + 1,
+            )
+            rows, next_edge, prev_edge = _page_edges(rows, per_page, after, before)
+            summaries = self._summaries(conn, rows)
+        key = _sort_key(sort)
+        return _page(summaries, next_edge and key(rows[-1]), prev_edge and key(rows[0]))
+
+    def get(self, error_id: int) -> ErrorDetails:
+        with self._db.read() as conn:
+            row = self._error(conn, error_id)
+            summary = self._summaries(conn, [row])[0]
+            daily = self._daily(conn, error_id)
+            recent = errors_read.list_events(
+                conn, error_id, after=None, before=None, limit=TAG_SAMPLE_EVENTS
+            )
+        latest = self._event(row, recent[0]) if recent else None
+        return ErrorDetails(
+            error=summary,
+            first_release=row.first_release,
+            last_release=row.last_release,
+            tags=_top_tags(recent),
+            daily=daily,
+            latest_event=latest,
+        )
+
+    def events(self, error_id: int, *, cursor: str | None, per_page: int) -> Page[Event]:
+        after, before = _edges(cursor)
+        with self._db.read() as conn:
+            row = self._error(conn, error_id)
+            found = errors_read.list_events(
+                conn, error_id, after=after, before=before, limit=per_page + 1
+            )
+        found, next_edge, prev_edge = _page_edges(found, per_page, after, before)
+        items = [self._event(row, e) for e in found]
+        return _page(
+            items,
+            next_edge and (found[-1].timestamp, found[-1].id),
+            prev_edge and (found[0].timestamp, found[0].id),
+        )
+
+    def latest_event(self, error_id: int) -> Event:
+        with self._db.read() as conn:
+            row = self._error(conn, error_id)
+            found = errors_read.list_events(conn, error_id, after=None, before=None, limit=1)
+        if not found:
+            raise NotFound("Event")
+        return self._event(row, found[0])
+
+    def event(self, error_id: int, event_id: str) -> Event:
+        with self._db.read() as conn:
+            row = self._error(conn, error_id)
+            found = errors_read.get_event(conn, error_id, event_id.replace("-", "").lower())
+        if found is None:
+            raise NotFound("Event")
+        return self._event(row, found)
+
+    def update_status(self, error_id: int, status: ErrorStatus) -> ErrorSummary:
+        with self._db.write() as conn:
+            if not errors_read.set_status(conn, self._project_id, error_id, status.value):
+                raise NotFound("Error")
+            return self._summaries(conn, [self._error(conn, error_id)])[0]
+
+    def releases(self) -> builtins.list[ReleaseHealth]:
+        with self._db.read() as conn:
+            counts = releases.release_counts(conn, self._project_id)
+        return [
+            ReleaseHealth(
+                release=c.release,
+                environment=c.environment,
+                sessions=c.sessions,
+                crashed=c.crashed,
+                errored=c.errored,
+                users=c.users,
+                crashed_users=c.crashed_users,
+                crash_free_sessions=_percent_free(c.crashed, c.sessions),
+                crash_free_users=_percent_free(c.crashed_users, c.users),
+            )
+            for c in counts
+        ]
+
+    # --- helpers -------------------------------------------------------------------------
+
+    def _error(self, conn: Connection, error_id: int) -> ErrorRow:
+        row = errors_read.get_error(conn, self._project_id, error_id)
+        if row is None:
+            raise NotFound("Error")
+        return row
+
+    def _summaries(
+        self, conn: Connection, rows: builtins.list[ErrorRow]
+    ) -> builtins.list[ErrorSummary]:
+        """Rows plus their 24 hourly counts, fetched in one query for the whole page."""
+        last = int(self._clock() // 3600)
+        first = last - HOURS_IN_TIMELINE + 1
+        counts = errors_read.hourly_counts(
+            conn, [r.id for r in rows], first_hour=first, last_hour=last
+        )
+        return [_summary(r, counts.get(r.id, {}), first, last) for r in rows]
+
+    def _daily(self, conn: Connection, error_id: int) -> builtins.list[Bucket]:
+        today = int(self._clock() // 86400)
+        first_day = today - DAYS_IN_CHART + 1
+        hours = errors_read.hourly_counts(
+            conn, [error_id], first_hour=first_day * 24, last_hour=today * 24 + 23
+        ).get(error_id, {})
+        per_day = Counter[int]()
+        for hour, n in hours.items():
+            per_day[hour // 24] += n
+        return [Bucket(float(d * 86400), per_day[d]) for d in range(first_day, today + 1)]
+
+    def _event(self, row: ErrorRow, event: EventRow) -> Event:
+        return to_event(
+            event.payload,
+            error_id=row.id,
+            project_id=row.project_id,
+            title=row.title,
+            culprit=row.culprit,
+            received_at=event.received_at,
+        )
+
+
+def _summary(row: ErrorRow, hours: dict[int, int], first: int, last: int) -> ErrorSummary:
+    return ErrorSummary(
+        id=row.id,
+        project_id=row.project_id,
+        title=row.title,
+        type=row.type,
+        value=row.value,
+        culprit=row.culprit,
+        status=ErrorStatus(row.status),
+        events_count=row.events_count,
+        users_count=row.users_count,
+        first_seen=row.first_seen,
+        last_seen=row.last_seen,
+        platform=row.platform,
+        level=row.level,
+        frequency=[Bucket(float(h * 3600), hours.get(h, 0)) for h in range(first, last + 1)],
+        regressed=bool(row.regressed),
+    )
+
+
+def _edges(text: str | None) -> tuple[Edge | None, Edge | None]:
+    c = cursors.decode(text)
+    if c is None:
+        return None, None
+    return (None, (c.value, c.id)) if c.is_prev else ((c.value, c.id), None)
+
+
+def _page_edges(
+    rows: list[R], per_page: int, after: Edge | None, before: Edge | None
+) -> tuple[list[R], bool, bool]:
+    """Trim the extra row fetched to learn whether another page exists; say whether
+    there is a next and a previous page."""
+    more = len(rows) > per_page
+    if before is not None:  # walking backwards: the extra row is the oldest-first head
+        return (rows[1:] if more else rows), bool(rows), more
+    return rows[:per_page], more, after is not None and bool(rows)
+
+
+def _sort_key(sort: ErrorSort) -> Callable[[ErrorRow], Edge]:
+    if sort is ErrorSort.FIRST_SEEN:
+        return lambda r: (r.first_seen, r.id)
+    if sort is ErrorSort.FREQUENCY:
+        return lambda r: (float(r.events_count), r.id)
+    return lambda r: (r.last_seen, r.id)
+
+
+def _page(items: list[T], next_edge: Edge | bool, prev_edge: Edge | bool) -> Page[T]:
+    def encode(edge: Edge | bool, is_prev: bool) -> str | None:
+        if not isinstance(edge, tuple):
+            return None
+        return cursors.Cursor(edge[0], edge[1], is_prev).encode()
+
+    return Page(items, encode(next_edge, False), encode(prev_edge, True))
+
+
+def _percent_free(bad: int, total: int) -> float | None:
+    return round(100.0 * (1 - bad / total), 4) if total else None
+
+
+def _top_tags(recent: list[EventRow]) -> list[TagSummary]:
+    counts: dict[str, Counter[str]] = {}
+    for e in recent:
+        pairs = [("level", e.level), ("environment", e.environment), ("release", e.release)]
+        for key, value in [*pairs, *_payload_tags(e)]:
+            if value:
+                counts.setdefault(key, Counter())[value] += 1
+    ranked = sorted(counts.items(), key=lambda kv: (-sum(kv[1].values()), kv[0]))
+    return [
+        TagSummary(
+            key=key,
+            total=sum(values.values()),
+            top_values=[TagValue(v, n) for v, n in values.most_common(TOP_TAG_VALUES)],
+        )
+        for key, values in ranked[:TOP_TAG_KEYS]
+    ]
+
+
+def _payload_tags(e: EventRow) -> list[tuple[str, str]]:
+    return tags(e.payload)

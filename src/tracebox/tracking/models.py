@@ -1,0 +1,142 @@
+"""What an error source returns: the same records for the integrated and external backends."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Generic, TypeVar
+
+from tracebox.models import ErrorStatus
+
+T = TypeVar("T")
+
+
+class ErrorSort(StrEnum):
+    LAST_SEEN = "last_seen"
+    FIRST_SEEN = "first_seen"
+    FREQUENCY = "frequency"
+
+
+class StatusFilter(StrEnum):
+    UNRESOLVED = "unresolved"
+    RESOLVED = "resolved"
+    IGNORED = "ignored"
+    ALL = "all"
+
+    def status(self) -> ErrorStatus | None:
+        return None if self is StatusFilter.ALL else ErrorStatus(self.value)
+
+
+@dataclass(frozen=True)
+class Bucket:
+    time: float  # unix seconds at the start of the hour or day
+    count: int
+
+
+@dataclass(frozen=True)
+class ErrorSummary:
+    id: int
+    project_id: int
+    title: str
+    type: str
+    value: str
+    culprit: str
+    status: ErrorStatus
+    events_count: int
+    users_count: int
+    first_seen: float
+    last_seen: float
+    platform: str
+    level: str
+    frequency: list[Bucket]  # 24 hourly counts, oldest first, ending with the current hour
+    regressed: bool = False  # reopened by a new event after it was resolved
+
+
+@dataclass(frozen=True)
+class Frame:
+    filename: str | None
+    abs_path: str | None
+    function: str | None
+    module: str | None
+    lineno: int | None
+    colno: int | None
+    in_app: bool | None
+    context: list[tuple[int, str]]  # pre-context, the line itself, post-context
+
+
+@dataclass(frozen=True)
+class ExceptionInfo:
+    type: str | None
+    value: str | None
+    module: str | None
+    frames: list[Frame]  # oldest first, as the SDKs send them
+
+
+@dataclass(frozen=True)
+class Event:
+    event_id: str
+    error_id: int
+    project_id: int
+    timestamp: float
+    received_at: float
+    level: str
+    platform: str
+    environment: str | None
+    release: str | None
+    logger: str | None
+    message: str
+    title: str
+    culprit: str
+    user: dict[str, Any] | None
+    tags: list[tuple[str, str]]
+    exceptions: list[ExceptionInfo]
+    stack_trace: list[Frame]  # the main exception's frames, oldest first
+    breadcrumbs: list[dict[str, Any]] = field(default_factory=list)
+    request: dict[str, Any] | None = None
+    contexts: dict[str, Any] = field(default_factory=dict)
+    sdk: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class TagValue:
+    value: str
+    count: int
+
+
+@dataclass(frozen=True)
+class TagSummary:
+    key: str
+    total: int
+    top_values: list[TagValue]
+
+
+@dataclass(frozen=True)
+class ErrorDetails:
+    error: ErrorSummary
+    first_release: str | None
+    last_release: str | None
+    tags: list[TagSummary]  # over the latest events (see IntegratedSource)
+    daily: list[Bucket]  # 30 daily counts, oldest first, ending today (UTC)
+    latest_event: Event | None
+
+
+@dataclass(frozen=True)
+class ReleaseHealth:
+    release: str
+    environment: str
+    sessions: int
+    crashed: int
+    errored: int  # ended with errors or abnormally, but did not crash
+    users: int
+    crashed_users: int
+    crash_free_sessions: float | None  # percent; None without sessions
+    crash_free_users: float | None  # percent; None without users
+
+
+@dataclass(frozen=True)
+class Page(Generic[T]):
+    """One page of a keyset-paginated list; cursors are opaque to callers."""
+
+    items: list[T]
+    next_cursor: str | None
+    prev_cursor: str | None

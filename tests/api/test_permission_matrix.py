@@ -1,0 +1,225 @@
+# ruff: noqa: E501  (the matrix below reads as a table, one endpoint per line)
+"""Every endpoint x every kind of caller, with the status the issue's rules give.
+
+Rules (issue 3, "Permissions"): read errors, releases and events: Reporter+; change an
+error's status: Developer+; settings and client keys: Maintainer+; projects and members
+are visible to every member, changed by Maintainer+; admins may do everything.
+Unauthenticated, expired or revoked -> 401; not a member -> 404; too low a role -> 403;
+a read_api token on a write -> 403 insufficient_scope.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from tests.api.conftest import Api, exception_event
+from tracebox.accounts import personal_tokens
+from tracebox.accounts.models import AccessLevel
+from tracebox.store import client_keys, members
+
+CALLERS = (
+    "anonymous",
+    "non-member",
+    "guest",
+    "reporter",
+    "developer",
+    "maintainer",
+    "owner",
+    "admin",
+    "read_api",
+    "expired",
+    "revoked",
+)
+
+
+@dataclass
+class World:
+    api: Api
+    tokens: dict[str, str | None]
+    project_id: int
+    error_id: int
+    event_id: str
+    owner_id: int
+    target_id: int
+    counter: itertools.count[int]
+
+    def fresh_user(self) -> int:
+        return self.api.user(f"fresh{next(self.counter)}").id
+
+    def fresh_member(self) -> int:
+        user = self.api.user(f"fresh{next(self.counter)}")
+        with self.api.db.write() as conn:
+            members.add(conn, self.project_id, user.id, AccessLevel.REPORTER)
+        return user.id
+
+    def fresh_key(self) -> int:
+        with self.api.db.write() as conn:
+            return client_keys.create(conn, self.project_id).id
+
+    def fresh_owner_token(self) -> int:
+        with self.api.db.write() as conn:
+            token, _ = personal_tokens.issue(
+                conn, self.owner_id, name="victim", scopes=["api"], expires_on=None
+            )
+        return token.id
+
+
+@pytest.fixture
+def world(api: Api) -> World:
+    owner = api.user("owner")
+    project = api.project("acme/web", owner)
+    tokens: dict[str, str | None] = {"anonymous": None}
+    tokens["non-member"] = api.token(api.user("stranger"))
+    for role, level in (
+        ("guest", AccessLevel.GUEST),
+        ("reporter", AccessLevel.REPORTER),
+        ("developer", AccessLevel.DEVELOPER),
+        ("maintainer", AccessLevel.MAINTAINER),
+    ):
+        user = api.user(role)
+        api.member(project, user, level)
+        tokens[role] = api.token(user)
+    tokens["owner"] = api.token(owner)
+    tokens["admin"] = api.token(api.user("admin", admin=True))
+    tokens["read_api"] = api.token(owner, "read_api")
+    tokens["expired"] = api.expired_token(owner)
+    tokens["revoked"] = api.revoked_token(owner)
+    target = api.user("target")
+    api.member(project, target, AccessLevel.REPORTER)
+    api.events(project, exception_event(event_id="a" * 32))
+    errors = api.call(
+        "GET", f"/api/v4/projects/{project.id}/error_tracking/errors", tokens["owner"]
+    ).json()
+    return World(
+        api, tokens, project.id, errors[0]["id"], "a" * 32, owner.id, target.id, itertools.count(1)
+    )
+
+
+P = "/api/v4/projects/{p}"
+ET = P + "/error_tracking"
+
+
+def _new_user(w: World) -> dict[str, Any]:
+    n = next(w.counter)
+    return {"username": f"new{n}", "email": f"new{n}@example.com", "password": "long password"}
+
+
+def _new_project(w: World) -> dict[str, Any]:
+    return {"name": "x", "path": f"ns/p{next(w.counter)}"}
+
+
+def _new_member(w: World) -> dict[str, Any]:
+    return {"user_id": w.fresh_user(), "access_level": 30}
+
+
+def _body(value: dict[str, Any]) -> Any:
+    return lambda _w: value
+
+
+TOKEN = _body({"name": "ci", "scopes": ["api"]})
+RENAME = _body({"name": "web", "monitor_access_level": "enabled"})
+REPORTER = _body({"access_level": 20})
+ACTIVE = _body({"active": True})
+ACTIVE_INTEGRATED = _body({"active": True, "integrated": True})
+UNRESOLVED = _body({"status": "unresolved"})
+
+# (method, path template, body factory or None, expected statuses in CALLERS order)
+# fmt: off
+MATRIX: list[tuple[str, str, Any, str]] = [
+    #                                                          anon non gst rep dev mnt own adm rap exp rev
+    ("GET",    "/api/v4/user", None,                          "401 200 200 200 200 200 200 200 200 401 401"),
+    ("GET",    "/api/v4/users", None,                         "401 403 403 403 403 403 403 200 403 401 401"),
+    ("POST",   "/api/v4/users", _new_user,                    "401 403 403 403 403 403 403 201 403 401 401"),
+    ("GET",    "/api/v4/personal_access_tokens", None,        "401 200 200 200 200 200 200 200 200 401 401"),
+    ("POST",   "/api/v4/personal_access_tokens", TOKEN,       "401 201 201 201 201 201 201 201 403 401 401"),
+    ("DELETE", "/api/v4/personal_access_tokens/{owner_token}", None,
+                                                              "401 404 404 404 404 404 204 204 403 401 401"),
+    ("GET",    "/api/v4/projects", None,                      "401 200 200 200 200 200 200 200 200 401 401"),
+    ("POST",   "/api/v4/projects", _new_project,              "401 201 201 201 201 201 201 201 403 401 401"),
+    ("GET",    P, None,                                       "401 404 200 200 200 200 200 200 200 401 401"),
+    ("PUT",    P, RENAME,                                     "401 404 403 403 403 200 200 200 403 401 401"),
+    ("GET",    P + "/members", None,                          "401 404 200 200 200 200 200 200 200 401 401"),
+    ("POST",   P + "/members", _new_member,                   "401 404 403 403 403 201 201 201 403 401 401"),
+    ("PUT",    P + "/members/{target}", REPORTER,             "401 404 403 403 403 200 200 200 403 401 401"),
+    ("DELETE", P + "/members/{fresh_member}", None,           "401 404 403 403 403 204 204 204 403 401 401"),
+    ("GET",    ET + "/client_keys", None,                     "401 404 403 403 403 200 200 200 200 401 401"),
+    ("POST",   ET + "/client_keys", None,                     "401 404 403 403 403 201 201 201 403 401 401"),
+    ("DELETE", ET + "/client_keys/{fresh_key}", None,         "401 404 403 403 403 200 200 200 403 401 401"),
+    ("GET",    ET + "/settings", None,                        "401 404 403 403 403 200 200 200 200 401 401"),
+    ("PATCH",  ET + "/settings", ACTIVE,                      "401 404 403 403 403 200 200 200 403 401 401"),
+    ("PUT",    ET + "/settings", ACTIVE_INTEGRATED,           "401 404 403 403 403 200 200 200 403 401 401"),
+    ("GET",    ET + "/errors", None,                          "401 404 403 200 200 200 200 200 200 401 401"),
+    ("GET",    ET + "/errors/{e}", None,                      "401 404 403 200 200 200 200 200 200 401 401"),
+    ("PUT",    ET + "/errors/{e}", UNRESOLVED,                "401 404 403 403 200 200 200 200 403 401 401"),
+    ("GET",    ET + "/errors/{e}/events", None,               "401 404 403 200 200 200 200 200 200 401 401"),
+    ("GET",    ET + "/errors/{e}/events/latest", None,        "401 404 403 200 200 200 200 200 200 401 401"),
+    ("GET",    ET + "/errors/{e}/events/{ev}", None,          "401 404 403 200 200 200 200 200 200 401 401"),
+    ("GET",    ET + "/releases", None,                        "401 404 403 200 200 200 200 200 200 401 401"),
+    ("GET",    "/api/0/projects/", None,                      "401 200 200 200 200 200 200 200 200 401 401"),
+    ("GET",    "/api/0/projects/acme/web/issues/", None,      "401 404 403 200 200 200 200 200 200 401 401"),
+    ("GET",    "/api/0/issues/{e}/", None,                    "401 404 403 200 200 200 200 200 200 401 401"),
+    ("GET",    "/api/0/issues/{e}/events/latest/", None,      "401 404 403 200 200 200 200 200 200 401 401"),
+    ("PUT",    "/api/0/issues/{e}/", UNRESOLVED,              "401 404 403 403 200 200 200 200 403 401 401"),
+]
+# fmt: on
+
+
+def _path(template: str, w: World) -> str:
+    values = {"p": w.project_id, "e": w.error_id, "ev": w.event_id, "target": w.target_id}
+    if "{fresh_member}" in template:
+        values["fresh_member"] = w.fresh_member()
+    if "{fresh_key}" in template:
+        values["fresh_key"] = w.fresh_key()
+    if "{owner_token}" in template:
+        values["owner_token"] = w.fresh_owner_token()
+    return template.format(**values)
+
+
+def _expected_body(path: str, caller: str, method: str, status: int) -> dict[str, Any] | None:
+    """The exact error body, where the issue fixes it."""
+    if status == 401:
+        return {"message": "401 Unauthorized"}
+    if status == 403 and caller == "read_api" and method != "GET":
+        return {
+            "error": "insufficient_scope",
+            "error_description": "The request requires higher privileges than provided "
+            "by the access token.",
+            "scope": "api",
+        }
+    if status == 403:
+        return {"message": "403 Forbidden"}
+    if status == 404 and "/projects/" in path:
+        return {"message": "404 Project Not Found"}
+    return None
+
+
+def test_permission_matrix(world: World) -> None:
+    mismatches = []
+    for method, template, body, expected in MATRIX:
+        for caller, want in zip(CALLERS, expected.split(), strict=True):
+            path = _path(template, world)
+            json_body = body(world) if body else None
+            r = world.api.call(method, path, world.tokens[caller], json=json_body)
+            shape = _shape_problem(r, path, caller, method)
+            if r.status_code != int(want) or shape:
+                mismatches.append(
+                    f"{method} {template} as {caller}: {r.status_code} "
+                    f"(want {want}) {shape or r.text[:120]}"
+                )
+    assert not mismatches, "\n".join(mismatches)
+
+
+def _shape_problem(r: Any, path: str, caller: str, method: str) -> str | None:
+    if r.status_code < 400:
+        return None
+    body = r.json()
+    if path.startswith("/api/0/"):
+        return None if set(body) == {"detail"} else f"Sentry error shape expected, got {body}"
+    want = _expected_body(path, caller, method, r.status_code)
+    if want is not None and body != want:
+        return f"body {body} != {want}"
+    return None

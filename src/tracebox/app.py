@@ -1,4 +1,4 @@
-"""The application factory: mounts ingest, the REST API (and, as it arrives, ui) on one app.
+"""The application factory: mounts ingest and the REST API (and, as it arrives, ui) on one app.
 
 Nothing is created at import time; ``create_app(settings)`` builds everything, and the
 lifespan opens and closes the database and the spool writer.
@@ -15,9 +15,10 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Mount, Route
+from starlette.routing import Route
 
-from tracebox.api import ApiContext, create_sentry, create_v4
+from tracebox.api import ApiContext
+from tracebox.api import mounts as api_mounts
 from tracebox.config import Settings
 from tracebox.ingest.keys import KeyCache
 from tracebox.ingest.ratelimit import RateLimiter
@@ -74,8 +75,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         *ingest_routes(ingest),  # first: /api/v4/error_tracking/collector/... is ingestion
         Route("/-/health", health),
         Route("/-/metrics", metrics_endpoint),
-        Mount("/api/v4", app=create_v4(api_context)),
-        Mount("/api/0", app=create_sentry(api_context)),
+        *api_mounts(api_context),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.settings = settings

@@ -17,8 +17,8 @@ import pytest
 import sqlalchemy as sa
 
 from tests.helpers import LiveServer, wait_for
-from tracebox.digest.prepare import decompress_payload
 from tracebox.store import Database
+from tracebox.store.payloads import decode as decompress_payload
 from tracebox.store.tables import error_users, errors, events, session_aggregates, sessions
 
 ROOT = Path(__file__).resolve().parents[2]

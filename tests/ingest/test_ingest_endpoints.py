@@ -224,7 +224,7 @@ def test_resent_event_is_stored_once(ingest: Ingest) -> None:
 
 
 def test_auto_ip_uses_the_connection_address(ingest: Ingest) -> None:
-    from tracebox.digest.prepare import decompress_payload
+    from tracebox.store.payloads import decode as decompress_payload
     from tracebox.store.tables import events
 
     event_without_id = {**EVENT, "user": {"ip_address": "{{auto}}"}}

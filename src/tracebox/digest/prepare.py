@@ -7,14 +7,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-import zstandard
 
 from tracebox import grouping
 from tracebox.protocol.event import summarize
 from tracebox.store.digest import PreparedEvent
-
-# Level 3 is zstd's default: most of the ratio of higher levels at a fraction of the CPU.
-PAYLOAD_ZSTD_LEVEL = 3
+from tracebox.store.payloads import PayloadEncoder
 
 
 @dataclass
@@ -28,7 +25,7 @@ class PreparedBatch:
 
 class Preparer:
     def __init__(self) -> None:
-        self._compressor = zstandard.ZstdCompressor(level=PAYLOAD_ZSTD_LEVEL)
+        self._payloads = PayloadEncoder()
 
     def prepare(self, records: list[bytes]) -> PreparedBatch:
         batch = PreparedBatch()
@@ -76,11 +73,6 @@ class Preparer:
             environment=summary.environment,
             release=summary.release,
             user_key=summary.user_key,
-            payload=self._compressor.compress(orjson.dumps(event)),
+            payload=self._payloads.encode(event),
         )
 
-
-def decompress_payload(payload: bytes) -> dict[str, Any]:
-    """The normalized event stored by ``Preparer.prepare_event``."""
-    data: dict[str, Any] = orjson.loads(zstandard.ZstdDecompressor().decompress(payload))
-    return data

@@ -12,10 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-import orjson
-import zstandard
 from sqlalchemy import ColumnElement, Connection, Row, Select, literal, or_, select, tuple_
 
+from tracebox.store import payloads
 from tracebox.store.tables import error_hourly, errors, events
 
 AnyRow: TypeAlias = Row[*tuple[Any, ...]]
@@ -72,14 +71,8 @@ def _error(row: AnyRow) -> ErrorRow:
 
 def _event(row: AnyRow) -> EventRow:
     m = dict(row._mapping)
-    m["payload"] = decompress_payload(m["payload"])
+    m["payload"] = payloads.decode(m["payload"])
     return EventRow(**m)
-
-
-def decompress_payload(payload: bytes) -> dict[str, Any]:
-    """A stored event payload: zstd-compressed normalized JSON (digest.prepare writes it)."""
-    data: dict[str, Any] = orjson.loads(zstandard.ZstdDecompressor().decompress(payload))
-    return data
 
 
 def _keyset(

@@ -39,6 +39,14 @@ class Preparer:
                 batch.invalid += 1
         return batch
 
+    @staticmethod
+    def project_of(raw: bytes) -> int | None:
+        """The project a spool record belongs to, if it can be read."""
+        try:
+            return int(orjson.loads(raw)["project_id"])
+        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+            return None
+
     def _add(self, batch: PreparedBatch, record: dict[str, Any]) -> None:
         kind, project_id, payload = record["kind"], int(record["project_id"]), record["payload"]
         if kind == "event":
@@ -75,4 +83,3 @@ class Preparer:
             user_key=summary.user_key,
             payload=self._payloads.encode(event),
         )
-

@@ -7,10 +7,11 @@ import threading
 from dataclasses import dataclass
 
 from sqlalchemy import Connection
+from sqlalchemy.exc import SQLAlchemyError
 
 from tracebox.digest.prepare import PreparedBatch, Preparer
 from tracebox.metrics import Metrics
-from tracebox.spool import SpoolReader
+from tracebox.spool import Batch, SpoolReader
 from tracebox.store import Database
 from tracebox.store import digest as store_digest
 
@@ -57,10 +58,15 @@ class DigestWorker:
             if self.metrics:
                 self.metrics.digest_lag_bytes.set(0)
             return 0
-        prepared = self.preparer.prepare(batch.records)
-        with self.db.write() as conn:
-            result = self._write(conn, prepared)
-            store_digest.save_cursors(conn, batch.positions)
+        try:
+            result = self._commit(batch)
+        except SQLAlchemyError:
+            if not self.db.ping():
+                raise  # the database is down: keep the spool, retry later
+            # The database answers but refuses this batch: one record is poison (say, its
+            # project was deleted after ingestion). Find it rather than stall every project.
+            log.exception("digest batch refused; digesting its records one by one")
+            result = self._commit_singly(positions, len(batch.records))
         self._release(batch.positions)
         self.stats.batches += 1
         self.stats.records += len(batch.records)
@@ -71,6 +77,41 @@ class DigestWorker:
         if self.metrics:
             self.metrics.digested(len(batch.records), result, self.stats.pending_bytes)
         return len(batch.records)
+
+    def _commit(self, batch: Batch) -> store_digest.BatchResult:
+        """Write a batch and its new spool positions in one transaction."""
+        prepared = self.preparer.prepare(batch.records)
+        with self.db.write() as conn:
+            result = self._write(conn, prepared)
+            store_digest.save_cursors(conn, batch.positions)
+        return result
+
+    def _commit_singly(self, positions: dict[str, int], count: int) -> store_digest.BatchResult:
+        """Digest ``count`` records one per transaction; set aside those the database refuses."""
+        total = store_digest.BatchResult()
+        for _ in range(count):
+            one = self.reader.read(positions, 1)
+            if not one.records:
+                break
+            try:
+                result = self._commit(one)
+                total.events_inserted += result.events_inserted
+                total.events_duplicate += result.events_duplicate
+            except SQLAlchemyError:
+                if not self.db.ping():
+                    raise
+                log.exception("dropping a spool record the database refuses")
+                self._set_aside(one)
+            positions = {**positions, **one.positions}
+        return total
+
+    def _set_aside(self, one: Batch) -> None:
+        """Skip a refused record, counted as dropped ``digest_refused`` where its project exists."""
+        project_id = self.preparer.project_of(one.records[0])
+        with self.db.write() as conn:
+            if project_id is not None and store_digest.project_exists(conn, project_id):
+                store_digest.add_dropped(conn, {(project_id, "digest_refused"): 1})
+            store_digest.save_cursors(conn, one.positions)
 
     def _write(self, conn: Connection, prepared: PreparedBatch) -> store_digest.BatchResult:
         result = store_digest.write_events(conn, prepared.events)

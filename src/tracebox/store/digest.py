@@ -32,6 +32,7 @@ from tracebox.store.tables import (
     error_users,
     errors,
     events,
+    projects,
     session_aggregates,
     sessions,
     spool_cursors,
@@ -314,6 +315,11 @@ def add_dropped(conn: Connection, counts: Mapping[tuple[int, str], int]) -> None
     )
     rows = [{"project_id": p, "item_type": t, "count": n} for (p, t), n in counts.items()]
     conn.execute(stmt, rows)
+
+
+def project_exists(conn: Connection, project_id: int) -> bool:
+    query = select(projects.c.id).where(projects.c.id == project_id)
+    return conn.execute(query).first() is not None
 
 
 def load_cursors(conn: Connection) -> dict[str, int]:

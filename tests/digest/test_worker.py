@@ -1,0 +1,74 @@
+"""The digest worker: batches from the spool into the store, exactly once, never stalled."""
+
+from __future__ import annotations
+
+import time
+
+import orjson
+import sqlalchemy as sa
+
+from tracebox.config import Settings
+from tracebox.digest.worker import DigestWorker
+from tracebox.protocol.event import normalize_event
+from tracebox.spool import SpoolReader, SpoolWriter
+from tracebox.store import Database, projects
+from tracebox.store.tables import dropped_items, events
+
+
+def event_record(project_id: int, n: int) -> bytes:
+    raw = {"event_id": f"{n:032x}", "message": f"order {n} failed", "level": "error"}
+    event = normalize_event(raw, received_at=time.time(), client_ip=None)
+    record = {
+        "kind": "event",
+        "project_id": project_id,
+        "key_id": 1,
+        "received": time.time(),
+        "payload": event,
+    }
+    return orjson.dumps(record)
+
+
+def spool(settings: Settings, records: list[bytes]) -> None:
+    writer = SpoolWriter(
+        settings.spool_dir,
+        segment_bytes=1 << 20,
+        max_total_bytes=1 << 30,
+        commit_interval_s=0,
+        retry_after=30,
+    )
+    writer.start_sync()
+    writer.append_sync(records)
+    writer.close_sync()
+
+
+def stored_ids(db: Database) -> set[str]:
+    with db.read() as conn:
+        return {r[0] for r in conn.execute(sa.select(events.c.event_id))}
+
+
+def test_a_record_the_database_refuses_is_set_aside_not_retried_forever(
+    settings: Settings, db: Database
+) -> None:
+    with db.write() as conn:
+        project = projects.create(conn, "acme/web", "web")
+    # Project 999 does not exist (deleted after ingestion): its event violates a foreign key.
+    records = [event_record(project.id, 1), event_record(999, 2), event_record(project.id, 3)]
+    spool(settings, records)
+    worker = DigestWorker(db, SpoolReader(settings.spool_dir), batch_size=10)
+    assert worker.drain() == 3
+    assert stored_ids(db) == {f"{1:032x}", f"{3:032x}"}
+    assert worker.drain() == 0  # the cursor moved past the refused record
+    with db.read() as conn:
+        dropped = conn.execute(sa.select(dropped_items)).all()
+    assert dropped == []  # no project to count it against
+
+
+def test_batches_are_applied_once(settings: Settings, db: Database) -> None:
+    with db.write() as conn:
+        project = projects.create(conn, "acme/web", "web")
+    spool(settings, [event_record(project.id, n) for n in range(25)])
+    worker = DigestWorker(db, SpoolReader(settings.spool_dir), batch_size=10)
+    assert worker.drain() == 25
+    assert worker.stats.batches == 3
+    assert worker.drain() == 0
+    assert len(stored_ids(db)) == 25

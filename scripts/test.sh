@@ -18,9 +18,9 @@ apt_install() {  # install Debian packages that are missing
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 }
 
-apt_install postgresql
+apt_install postgresql chromium
 log "installing SDKs for the SDK tests"
-scripts/install-sdks.sh python
+scripts/install-sdks.sh
 
 PG_BIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
 PG_DIR=$(mktemp -d /tmp/tracebox-pg.XXXXXX)

@@ -41,7 +41,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from capture_server import PUBLIC_KEY, CapturedRequest, CaptureServer
 
 ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_MANIFEST = ROOT / ".cache" / "sdk" / "manifest.json"
+DEFAULT_MANIFEST = (
+    Path(os.environ.get("TRACEBOX_SDK_CACHE") or ROOT / ".cache" / "sdk") / "manifest.json"
+)
 SAMPLES = ROOT / "tests" / "samples"
 PREFIX = "/api/v4/error_tracking/collector"
 TIMEOUT = 180

@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell sha256sum pyproject.toml | cut -c1-16)
 
-.PHONY: run test check install lint typecheck fast-test sdks bench clean
+.PHONY: run test check install lint typecheck fast-test sdks sdk-matrix bench screenshots clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -31,8 +31,22 @@ check: install
 	$(BIN)/mypy
 	$(BIN)/pytest -q -m "not slow and not postgres" -n 2
 
+## Run every real SDK against a live server and write docs/sdk-compatibility.md from it.
+sdk-matrix: install
+	scripts/install-sdks.sh
+	rm -f .cache/sdk-matrix-results.json
+	TRACEBOX_SDK_RESULTS=.cache/sdk-matrix-results.json $(BIN)/pytest -q -p no:cacheprovider \
+	  tests/sdk/test_sdk_matrix.py; status=$$?; \
+	$(BIN)/python -m tests.sdk.render_matrix .cache/sdk-matrix-results.json \
+	  docs/sdk-compatibility.md && exit $$status
+
 bench: install
 	$(BIN)/python bench/ingest_bench.py
+
+## PNGs of the list, details, settings and releases pages into docs/screenshots/ (Debian's chromium).
+screenshots: install
+	test -x /usr/bin/chromium || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
+	$(BIN)/python -m tests.browser.screenshots --out docs/screenshots
 
 clean:
 	rm -rf $(VENV) .cache data .pytest_cache .mypy_cache .ruff_cache

@@ -1,4 +1,4 @@
-"""The application factory: mounts ingest and the REST API (and, as it arrives, ui) on one app.
+"""The application factory: mounts ingest, the REST API and the web UI on one app.
 
 Nothing is created at import time; ``create_app(settings)`` builds everything, and the
 lifespan opens and closes the database and the spool writer.
@@ -7,6 +7,7 @@ lifespan opens and closes the database and the spool writer.
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 from collections.abc import AsyncIterator
 
@@ -26,6 +27,8 @@ from tracebox.ingest.routes import IngestContext, ingest_routes
 from tracebox.metrics import Metrics
 from tracebox.spool import SpoolWriter
 from tracebox.store import Database
+from tracebox.ui import make_context as make_ui_context
+from tracebox.ui import ui_routes
 
 log = logging.getLogger("tracebox")
 
@@ -62,20 +65,27 @@ def create_app(settings: Settings | None = None) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         await spool.start()
+        # Everything built so far lives as long as the process: keep it out of the
+        # garbage collector's full passes, which otherwise scan it every time and add
+        # ~50 ms pauses to page loads (bench/ui_bench.py; docs/performance.md).
+        gc.collect()
+        gc.freeze()
         try:
             yield
         finally:
             await spool.close()
             db.dispose()
 
-    # The API forgets a deleted key in this node's ingest cache at once (contract 6:
-    # api and ingest meet only here).
+    # The API and the UI forget a deleted key in this node's ingest cache at once
+    # (contract 6: api, ui and ingest meet only here).
     api_context = ApiContext(settings=settings, db=db, on_key_deleted=ingest.keys.forget)
+    ui_context = make_ui_context(settings, db, on_key_deleted=ingest.keys.forget)
     routes = [
         *ingest_routes(ingest),  # first: /api/v4/error_tracking/collector/... is ingestion
         Route("/-/health", health),
         Route("/-/metrics", metrics_endpoint),
         *api_mounts(api_context),
+        *ui_routes(ui_context),  # last: /<project path>/-/... matches almost any path
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.settings = settings

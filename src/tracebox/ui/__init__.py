@@ -1,0 +1,110 @@
+"""The web UI: server-rendered HTML (Jinja2, autoescaped) enhanced by a vendored htmx.
+
+``ui_routes(...)`` builds the UI's routes; ``app.py`` places them after ingestion and
+the API. Project pages live under ``/<project path>/-/...`` as GitLab's do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from tracebox.config import Settings
+from tracebox.store import Database
+from tracebox.ui import (
+    firstrun,
+    render,
+    routes_admin,
+    routes_auth,
+    routes_details,
+    routes_errors,
+    routes_members,
+    routes_projects,
+    routes_settings,
+    routes_tokens,
+)
+from tracebox.ui.sessions import Signer, instance_secret
+from tracebox.ui.throttle import SigninThrottle
+from tracebox.ui.web import UiContext, endpoint
+
+__all__ = ["UiContext", "make_context", "ui_routes"]
+
+P = "/{project:path}/-"  # a project's full path, then GitLab's "/-/" delimiter
+GET, POST = ["GET"], ["POST"]
+
+
+def make_context(
+    settings: Settings, db: Database, *, on_key_deleted: Callable[[str], None]
+) -> UiContext:
+    static = render.load_static()
+    return UiContext(
+        settings=settings,
+        db=db,
+        env=render.make_environment(static),
+        static=static,
+        signer=Signer(instance_secret(settings)),
+        throttle=SigninThrottle(
+            max_per_user=settings.signin_max_failures,
+            max_per_address=settings.signin_max_failures_per_ip,
+            window_seconds=settings.signin_lockout_seconds,
+        ),
+        on_key_deleted=on_key_deleted,
+    )
+
+
+def ui_routes(ctx: UiContext) -> list[BaseRoute]:
+    def page(path: str, handler: object, methods: list[str] = GET, **kw: bool) -> Route:
+        return Route(path, endpoint(ctx, handler, **kw), methods=methods)  # type: ignore[arg-type]
+
+    async def static(request: Request) -> Response:
+        name = request.path_params["name"]
+        return render.static_response(ctx.static, name, request.query_params.get("v"))
+
+    tokens = "/-/user_settings/personal_access_tokens"
+    return [
+        Route("/-/static/{name}", static, methods=GET),
+        page("/", routes_auth.home, public=True),
+        page("/users/sign_in", routes_auth.sign_in_form, public=True),
+        page("/users/sign_in", routes_auth.sign_in, POST, public=True),
+        page("/users/sign_out", routes_auth.sign_out, POST, public=True),
+        page("/projects", routes_projects.index),
+        page("/projects/new", routes_projects.new_form),
+        page("/projects/new", routes_projects.create, POST),
+        page(tokens, routes_tokens.index),
+        page(tokens, routes_tokens.create, POST),
+        page(tokens + "/{token_id:int}/revoke", routes_tokens.revoke, POST),
+        page("/admin/users", routes_admin.index),
+        page("/admin/users/new", routes_admin.new_form),
+        page("/admin/users/new", routes_admin.create, POST),
+        page("/admin/users/{user_id:int}/block", routes_admin.block, POST),
+        page("/admin/users/{user_id:int}/unblock", routes_admin.unblock, POST),
+        *_project_routes(page),
+    ]
+
+
+def _project_routes(page: Callable[..., Route]) -> list[Route]:
+    et = P + "/error_tracking"
+    monitor = P + "/settings/monitor"
+    members = P + "/project_members"
+    return [
+        page(et, routes_errors.error_list),
+        page(et + "/releases", routes_details.releases),
+        page(et + "/projects.json", routes_settings.projects_json),
+        page(et + "/test_event", firstrun.send_test_event, POST),
+        page(et + "/{error_id:int}", routes_details.error_details),
+        page(et + "/{error_id:int}/status", routes_errors.change_status, POST),
+        page(monitor, routes_settings.monitor),
+        page(monitor, routes_settings.save_monitor, POST),
+        page(monitor + "/client_keys", routes_settings.create_key, POST),
+        page(monitor + "/client_keys/{key_id:int}/revoke", routes_settings.revoke_key, POST),
+        page(P + "/settings/general", routes_projects.general_form),
+        page(P + "/settings/general", routes_projects.general_save, POST),
+        page(members, routes_members.index),
+        page(members, routes_members.add, POST),
+        page(members + "/{user_id:int}", routes_members.update, POST),
+        page(members + "/{user_id:int}/remove", routes_members.remove, POST),
+        page("/{project:path}", routes_projects.project_home),
+    ]

@@ -1,0 +1,51 @@
+"""The details page of one error, and release health."""
+
+from __future__ import annotations
+
+from starlette.responses import Response
+
+from tracebox.accounts.policy import Action
+from tracebox.errors import BadRequest
+from tracebox.models import ErrorStatus
+from tracebox.tracking.cursor import MAX_CURSOR_LENGTH
+from tracebox.ui import charts, presenters
+from tracebox.ui.routes_errors import tracking_source
+from tracebox.ui.web import Req
+
+
+def error_details(r: Req, project: str, error_id: int) -> Response:
+    access = r.project(project, Action.READ_ERRORS)
+    cursor = r.query("cursor") or None
+    if cursor is not None and len(cursor) > MAX_CURSOR_LENGTH:
+        raise BadRequest("cursor is invalid")
+    source, _ = tracking_source(r, access)
+    details = source.get(error_id)
+    # One event per page: its cursors step to the next older and newer events.
+    step = source.events(error_id, cursor=cursor, per_page=1)
+    event = step.items[0] if step.items else details.latest_event
+    return r.render(
+        "errors/details.html",
+        access=access,
+        details=details,
+        error=details.error,
+        event=event,
+        older=step.next_cursor,
+        newer=step.prev_cursor,
+        stepped=cursor is not None,
+        exceptions=presenters.exception_views(event) if event else [],
+        crumbs=presenters.breadcrumbs(event) if event else [],
+        request_rows=presenters.request_rows(event.request if event else None),
+        headers=presenters.rows((event.request or {}).get("headers")) if event else [],
+        user_rows=presenters.rows(event.user) if event else [],
+        contexts=presenters.context_sections(event.contexts) if event else [],
+        sdk_rows=presenters.rows(event.sdk) if event else [],
+        hourly=charts.bar_chart(details.error.frequency, width=480, height=96, gap=2),
+        daily=charts.bar_chart(details.daily, width=480, height=96, gap=2, daily=True),
+        statuses=ErrorStatus,
+    )
+
+
+def releases(r: Req, project: str) -> Response:
+    access = r.project(project, Action.READ_ERRORS)
+    source, _ = tracking_source(r, access)
+    return r.render("releases.html", access=access, releases=source.releases())

@@ -1,0 +1,140 @@
+"""Settings > Monitor > Error Tracking (Maintainer+): the backend, client keys, and the
+Connect button's ``projects.json``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import orjson
+from starlette.responses import Response
+
+from tracebox.accounts.policy import MONITOR_DISABLED, Action
+from tracebox.accounts.projects import ProjectAccess
+from tracebox.errors import BadRequest, NotFound, TraceboxError
+from tracebox.models import ClientKey
+from tracebox.protocol.dsn import build_dsn
+from tracebox.store import client_keys, projects
+from tracebox.tracking import external
+from tracebox.tracking import settings as tracking_settings
+from tracebox.ui.links import project_url
+from tracebox.ui.web import Req, sentence
+
+CONNECTION_FAILED = "Connection failed. Check auth token and try again"
+MAX_KEYS_SHOWN = 100
+JSON_ERRORS = {401: "401 Unauthorized", 403: "403 Forbidden", 404: "404 Not Found"}
+
+
+@dataclass(frozen=True)
+class KeyView:
+    key: ClientKey
+    dsn: str
+    dsn_with_secret: str  # the deprecated form, for clients that need the secret
+
+
+@dataclass
+class ExternalForm:
+    api_url: str = ""
+    project: str = ""
+    error: str | None = None
+    detail: str | None = None
+
+
+def _settings_access(r: Req, project: str) -> ProjectAccess:
+    """Maintainer+; with the Monitor feature off the page still opens to say so."""
+    access = r.project(project, Action.UPDATE_PROJECT)
+    if access.project.monitor_access_level != MONITOR_DISABLED:
+        access = r.project(project, Action.ADMIN_ERROR_TRACKING)
+    return access
+
+
+def _page(r: Req, access: ProjectAccess, form: ExternalForm, status: int = 200) -> Response:
+    if access.project.monitor_access_level == MONITOR_DISABLED:
+        return r.render("settings/monitor.html", status, access=access, disabled=True)
+    with r.db.read() as conn:
+        saved = projects.get_settings(conn, access.project.id)
+        keys = client_keys.list_for_project(conn, access.project.id, limit=MAX_KEYS_SHOWN)
+    url = r.ctx.settings.external_url
+    views = [
+        KeyView(
+            k,
+            build_dsn(url, k.public_key, k.project_id),
+            build_dsn(url, k.public_key, k.project_id, secret_key=k.secret_key),
+        )
+        for k in keys
+    ]
+    backend = r.form.get("backend") or (
+        "external" if saved and not saved.integrated else "integrated"
+    )
+    return r.render(
+        "settings/monitor.html",
+        status,
+        access=access,
+        disabled=False,
+        saved=saved,
+        active=r.form.checked("active") if r.form.fields else bool(saved and saved.active),
+        backend=backend,
+        keys=views,
+        primary=next((v for v in views if v.key.active), None),
+        external=form,
+    )
+
+
+def monitor(r: Req, project: str) -> Response:
+    return _page(r, _settings_access(r, project), ExternalForm())
+
+
+def save_monitor(r: Req, project: str) -> Response:
+    access = r.project(project, Action.ADMIN_ERROR_TRACKING)
+    active = r.form.checked("active")
+    if r.form.get("backend", "integrated") == "integrated":
+        with r.db.write() as conn:
+            tracking_settings.save(
+                conn, access.project.id, active=active, integrated=True, create=True
+            )
+        r.flash("notice", "Your changes have been saved.")
+        return r.redirect(project_url(access.project.path, "settings/monitor"))
+    form = ExternalForm(api_url=r.form.text("api_url"), project=r.form.text("project"))
+    try:
+        external.list_projects(form.api_url, r.form.get("auth_token"))
+    except TraceboxError as e:
+        invalid = e.message != external.NOT_AVAILABLE
+        form.error = sentence(e.message) if invalid else CONNECTION_FAILED
+        form.detail = None if invalid else sentence(e.message)
+        return _page(r, access, form, 400)
+    form.error = "Choose a project, then save." if not form.project else CONNECTION_FAILED
+    return _page(r, access, form, 400)
+
+
+def create_key(r: Req, project: str) -> Response:
+    access = r.project(project, Action.ADMIN_ERROR_TRACKING)
+    with r.db.write() as conn:
+        key = client_keys.create(conn, access.project.id)
+    r.flash("notice", f"Client key {key.public_key[:8]}… was created.")
+    return r.redirect(project_url(access.project.path, "settings/monitor") + "#client-keys")
+
+
+def revoke_key(r: Req, project: str, key_id: int) -> Response:
+    access = r.project(project, Action.ADMIN_ERROR_TRACKING)
+    with r.db.write() as conn:
+        key = client_keys.delete(conn, access.project.id, key_id)
+    if key is None:
+        raise NotFound("Client Key")
+    r.ctx.on_key_deleted(key.public_key)
+    r.flash("notice", f"Client key {key.public_key[:8]}… was revoked; its DSN no longer works.")
+    return r.redirect(project_url(access.project.path, "settings/monitor") + "#client-keys")
+
+
+def projects_json(r: Req, project: str) -> Response:
+    """GitLab's ``projects.json``: the external server's projects for the Connect button.
+    404 when the Monitor feature is off (spec 7); errors as ``{"message": ...}``."""
+    try:
+        r.project(project, Action.ADMIN_ERROR_TRACKING)
+        found = external.list_projects(r.query("api_host"), r.query("token"))
+    except TraceboxError as e:
+        message = e.message if isinstance(e, BadRequest) else JSON_ERRORS.get(e.status_code)
+        return _json({"message": message}, e.status_code)
+    return _json({"projects": [p.__dict__ for p in found]}, 200)
+
+
+def _json(body: object, status: int) -> Response:
+    return Response(orjson.dumps(body), status_code=status, media_type="application/json")

@@ -1,0 +1,89 @@
+"""``make screenshots``: PNGs of the error list, details, settings and releases pages in
+docs/screenshots/, from a live ``tracebox serve`` with demo data, in headless Chromium.
+
+Run: ``.venv/bin/python -m tests.browser.screenshots [--out docs/screenshots]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import tempfile
+from pathlib import Path
+
+from playwright.sync_api import Page, sync_playwright
+
+from tests.browser.demo_data import populate
+from tests.browser.harness import launch_browser, sign_in
+from tests.helpers import free_port, start_server
+from tracebox.accounts.models import AccessLevel
+from tracebox.config import Settings
+from tracebox.store import Database, members, projects
+from tracebox.tracking import settings as tracking_settings
+
+ROOT = Path(__file__).resolve().parents[2]
+PASSWORD = "screenshots-only-password"
+WIDTH, HEIGHT = 1360, 900
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        port = free_port()
+        settings = Settings(
+            data_dir=Path(tmp) / "data", external_url=f"http://127.0.0.1:{port}", database_url=""
+        )
+        os.environ["TRACEBOX_ROOT_PASSWORD"] = PASSWORD
+        server = start_server(settings, port=port)
+        try:
+            path = _data(settings)
+            _shoot(server.url, path, args.out)
+        finally:
+            server.stop()
+
+
+def _data(settings: Settings) -> str:
+    db = Database(settings.resolved_database_url())
+    try:
+        with db.write() as conn:
+            project = projects.create(conn, "acme/storefront", "Storefront")
+            tracking_settings.save(conn, project.id, active=True, integrated=True, create=True)
+            members.add(conn, project.id, 1, AccessLevel.OWNER)  # root
+        populate(db, project.id)
+    finally:
+        db.dispose()
+    return project.path
+
+
+def _shoot(base: str, path: str, out: Path) -> None:
+    with sync_playwright() as pw:
+        browser = launch_browser(pw)
+        page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT}, device_scale_factor=1)
+        sign_in(page, base, "root", PASSWORD)
+        page.goto(f"{base}/{path}/-/error_tracking")
+        _save(page, out / "error-list.png")
+        href = page.get_by_role("link", name=re.compile("ValueError")).first.get_attribute("href")
+        page.goto(f"{base}{href}")
+        _save(page, out / "error-details.png", full_page=True)
+        page.goto(f"{base}/{path}/-/settings/monitor")
+        _save(page, out / "settings.png", full_page=True)
+        page.goto(f"{base}/{path}/-/error_tracking/releases")
+        _save(page, out / "releases.png")
+        page.set_viewport_size({"width": 390, "height": 844})
+        page.goto(f"{base}/{path}/-/error_tracking")
+        _save(page, out / "error-list-phone.png")
+        browser.close()
+
+
+def _save(page: Page, target: Path, *, full_page: bool = False) -> None:
+    page.wait_for_load_state("networkidle")
+    page.screenshot(path=str(target), full_page=full_page)
+    print(f"wrote {target.relative_to(ROOT) if target.is_relative_to(ROOT) else target}")
+
+
+if __name__ == "__main__":
+    main()

@@ -27,6 +27,7 @@ from tracebox.ingest.routes import IngestContext, ingest_routes
 from tracebox.metrics import Metrics
 from tracebox.spool import SpoolWriter
 from tracebox.store import Database
+from tracebox.tracking import ExternalBackend
 from tracebox.ui import make_context as make_ui_context
 from tracebox.ui import ui_routes
 
@@ -78,8 +79,12 @@ def create_app(settings: Settings | None = None) -> Starlette:
 
     # The API and the UI forget a deleted key in this node's ingest cache at once
     # (contract 6: api, ui and ingest meet only here).
-    api_context = ApiContext(settings=settings, db=db, on_key_deleted=ingest.keys.forget)
-    ui_context = make_ui_context(settings, db, on_key_deleted=ingest.keys.forget)
+    # One external-backend cache for both, so a status change made in one shows in the other.
+    external = ExternalBackend.from_settings(settings)
+    api_context = ApiContext(
+        settings=settings, db=db, on_key_deleted=ingest.keys.forget, external=external
+    )
+    ui_context = make_ui_context(settings, db, on_key_deleted=ingest.keys.forget, external=external)
     routes = [
         *ingest_routes(ingest),  # first: /api/v4/error_tracking/collector/... is ingestion
         Route("/-/health", health),

@@ -68,6 +68,17 @@ class Settings(BaseSettings):
     signin_lockout_seconds: float = 600.0  # as GitLab's unlock_in (10 minutes)
     max_form_bytes: int = 64 * KIB  # a UI form body; the largest real one is a few KiB
 
+    # --- external Sentry backend (a project linked to a Sentry server) --------------------
+    # Bounds on every request to the Sentry server, so a slow one cannot hold pages.
+    external_connect_timeout_seconds: float = 5.0
+    external_read_timeout_seconds: float = 10.0
+    external_max_response_bytes: int = 1 * MIB  # as GitLab's Sentry client (1 MB)
+    external_cache_seconds: float = 15.0  # list and details answers reused this long, per node
+    # Allow requests to loopback, private and link-local addresses (a self-hosted Sentry
+    # in the same network), as GitLab's "Allow requests to the local network from
+    # webhooks and integrations". Off by default: the settings form takes any URL.
+    external_allow_local_network: bool = False
+
     # --- derived ------------------------------------------------------------------------
     def resolved_database_url(self) -> str:
         """The database URL to use: the configured one, else SQLite in the data directory."""

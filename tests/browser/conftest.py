@@ -84,4 +84,3 @@ def python_sdk_program() -> dict[str, Any]:
     if not found:
         pytest.skip("no Python SDK program installed")
     return dict(found[-1])
-

@@ -62,7 +62,7 @@ def test_external_backend_form_validates_and_connect_fails_honestly(
     page.goto(f"{base}/{path}/-/settings/monitor")
     page.get_by_label("Sentry (external server)").check()
     expect(page.get_by_label("Sentry API URL")).to_be_visible()
-    page.get_by_label("Sentry API URL").fill("https://sentry.example.com")
+    page.get_by_label("Sentry API URL").fill("https://sentry.invalid")
     page.get_by_label("Auth token").fill("sntrys_not-a-real-token")
     page.get_by_role("button", name="Connect").click()  # fetches projects.json
     status = page.locator("#connect-status")

@@ -50,13 +50,14 @@ def test_external_backend_validation_and_connection_message(ui: Ui, project: Pro
     assert "Token is missing." in missing.text
     failed = ui.post(
         SETTINGS,
-        {"backend": "external", "api_url": "https://sentry.io", "auth_token": "secret-token"},
+        {"backend": "external", "api_url": "https://sentry.invalid", "auth_token": "secret-token"},
         page=SETTINGS,
     )
     assert failed.status_code == 400
     assert "Connection failed. Check auth token and try again" in failed.text
     assert "secret-token" not in failed.text  # never sent back
-    assert 'value="https://sentry.io"' in failed.text
+    assert "Could not resolve the Sentry host" in failed.text  # the cause, named
+    assert 'value="https://sentry.invalid"' in failed.text
     with ui.db.read() as conn:
         saved = projects.get_settings(conn, project.id)
     assert saved is not None and saved.integrated  # nothing was changed
@@ -64,9 +65,9 @@ def test_external_backend_validation_and_connection_message(ui: Ui, project: Pro
 
 def test_projects_json(ui: Ui, project: Project) -> None:
     url = "/acme/web/-/error_tracking/projects.json"
-    r = ui.client.get(url, params={"api_host": "https://sentry.io", "token": "t"})
+    r = ui.client.get(url, params={"api_host": "https://sentry.invalid", "token": "t"})
     assert r.status_code == 400 and r.headers["content-type"] == "application/json"
-    assert r.json() == {"message": "the external Sentry backend is not available in this version"}
+    assert r.json()["message"].startswith("Could not resolve the Sentry host 'sentry.invalid'")
     assert ui.client.get(url, params={"api_host": "ftp://x", "token": "t"}).json() == {
         "message": "api_url must be an http or https URL"
     }

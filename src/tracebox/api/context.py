@@ -16,6 +16,7 @@ from tracebox.accounts.policy import Action, Principal, require_scope
 from tracebox.accounts.projects import ProjectAccess
 from tracebox.config import Settings
 from tracebox.store import Database
+from tracebox.tracking import ExternalBackend
 
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 MAX_ID = 2**63 - 1  # BIGINT ids; larger numbers are refused as invalid
@@ -28,6 +29,12 @@ class ApiContext:
     # Called with a deleted client key's public key. app.py wires it to the ingest key
     # cache, so the DSN stops working at once on this node (api never imports ingest).
     on_key_deleted: Callable[[str], None] = lambda _public_key: None
+    # Token cipher, client bounds and answer cache for projects linked to a Sentry server.
+    external: ExternalBackend = None  # type: ignore[assignment]  # built from settings
+
+    def __post_init__(self) -> None:
+        if self.external is None:
+            object.__setattr__(self, "external", ExternalBackend.from_settings(self.settings))
 
 
 def get_context(request: Request) -> ApiContext:

@@ -38,7 +38,7 @@ class StatusIn(BaseModel):
 def _source(ctx: ApiContext, access: ProjectAccess) -> ErrorSource:
     with ctx.db.read() as conn:
         settings = projects.get_settings(conn, access.project.id)
-    return source_for(ctx.db, access.project.id, settings)
+    return source_for(ctx.db, access.project.id, settings, ctx.external)
 
 
 @router.get(ERRORS, response_model=list[ErrorOut])

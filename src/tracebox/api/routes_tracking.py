@@ -7,11 +7,12 @@ from typing import Annotated
 from fastapi import APIRouter, Body, Query, Request, Response
 
 from tracebox.accounts.errors import InvalidParameter
-from tracebox.api.context import Ctx, IdPath, TrackingAdmin
+from tracebox.api.context import ApiContext, Ctx, IdPath, TrackingAdmin
 from tracebox.api.pagination import PagingParams, offset_headers
 from tracebox.api.schemas import ClientKeyOut, SettingsIn, SettingsOut
 from tracebox.errors import NotFound
 from tracebox.store import client_keys
+from tracebox.tracking import external
 from tracebox.tracking import settings as tracking_settings
 
 router = APIRouter(tags=["error tracking settings and client keys"])
@@ -60,10 +61,9 @@ def get_settings(access: TrackingAdmin, ctx: Ctx) -> SettingsOut:
 
 def _merged(body: SettingsIn | None, active: bool | None, integrated: bool | None) -> SettingsIn:
     """GitLab reads these from the query string or the body; the body wins."""
-    merged = SettingsIn(active=active, integrated=integrated)
-    if body is not None:
-        merged = merged.model_copy(update=body.model_dump(exclude_none=True))
-    return merged
+    query = {"active": active, "integrated": integrated}
+    given = body.model_dump(exclude_none=True) if body is not None else {}
+    return SettingsIn.model_validate({**query, **given})
 
 
 @router.patch(SETTINGS, response_model=SettingsOut)
@@ -78,6 +78,8 @@ def update_settings(
     params = _merged(body, active, integrated)
     if params.active is None:
         raise InvalidParameter("active is missing")
+    if params.integrated is False and params.api_host is not None:
+        return _link_external(ctx, access.project.id, params, create=False)
     with ctx.db.write() as conn:
         saved = tracking_settings.save(
             conn,
@@ -103,6 +105,8 @@ def put_settings(
         if getattr(params, name) is None:
             raise InvalidParameter(f"{name} is missing")
     assert params.active is not None
+    if params.integrated is False and params.api_host is not None:
+        return _link_external(ctx, access.project.id, params, create=True)
     with ctx.db.write() as conn:
         saved = tracking_settings.save(
             conn,
@@ -112,3 +116,27 @@ def put_settings(
             create=True,
         )
     return SettingsOut.of(saved)
+
+
+def _link_external(
+    ctx: ApiContext, project_id: int, params: SettingsIn, *, create: bool
+) -> SettingsOut:
+    """Check the connection and link the chosen Sentry project (the token is stored
+    encrypted and never returned)."""
+    if params.project is None:
+        raise InvalidParameter("project is missing")
+    assert params.api_host is not None and params.active is not None
+    if not create:
+        tracking_settings.get_existing(ctx.db, project_id)
+    external.link(
+        ctx.db,
+        ctx.external,
+        project_id,
+        active=params.active,
+        api_host=params.api_host,
+        token=params.token,
+        organization_slug=params.project.organization_slug,
+        project_slug=params.project.slug,
+    )
+    with ctx.db.read() as conn:
+        return SettingsOut.of(tracking_settings.get(conn, project_id))

@@ -198,6 +198,20 @@ class SettingsOut(BaseModel):
         )
 
 
+class ExternalProjectIn(BaseModel):
+    """The Sentry project to link, as projects.json lists it (GitLab's settings form)."""
+
+    slug: Annotated[str, Field(min_length=1, max_length=255)]
+    organization_slug: Annotated[str, Field(min_length=1, max_length=255)]
+    name: Annotated[str | None, Field(max_length=255)] = None
+    organization_name: Annotated[str | None, Field(max_length=255)] = None
+
+
 class SettingsIn(BaseModel):
     active: bool | None = None
     integrated: bool | None = None
+    # The external backend (integrated=false): the Sentry URL, its auth token (write
+    # only; a masked "*****" keeps the stored one) and the project to link.
+    api_host: Annotated[str | None, Field(max_length=2048)] = None
+    token: Annotated[str | None, Field(max_length=512)] = None
+    project: ExternalProjectIn | None = None

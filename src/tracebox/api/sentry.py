@@ -53,7 +53,7 @@ def _link(
 def _source(ctx: ApiContext, access: ProjectAccess) -> ErrorSource:
     with ctx.db.read() as conn:
         settings = projects.get_settings(conn, access.project.id)
-    return source_for(ctx.db, access.project.id, settings)
+    return source_for(ctx.db, access.project.id, settings, ctx.external)
 
 
 def _issue_access(

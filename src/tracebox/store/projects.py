@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 from sqlalchemy import Connection, Row, select
 
@@ -88,3 +89,57 @@ def update(
     changes = {k: v for k, v in values.items() if v is not None}
     if changes:
         conn.execute(projects.update().where(projects.c.id == project_id).values(**changes))
+
+
+@dataclass(frozen=True)
+class ExternalLink:
+    """A project's link to an external Sentry project (the token stays encrypted)."""
+
+    api_url: str  # https://host/api/0/projects/<org>/<project>/
+    encrypted_token: str
+    organization_slug: str
+    organization_name: str
+    project_slug: str
+    project_name: str
+    external_project_id: str
+
+    def __repr__(self) -> str:  # keep even the ciphertext out of logs and tracebacks
+        return f"ExternalLink({self.api_url!r}, project_id={self.external_project_id!r})"
+
+
+def get_external_link(conn: Connection, project_id: int) -> ExternalLink | None:
+    t = error_tracking_settings
+    row = conn.execute(select(t).where(t.c.project_id == project_id)).first()
+    if row is None or not row._mapping["api_url"] or not row._mapping["encrypted_token"]:
+        return None
+    m = row._mapping
+    return ExternalLink(
+        api_url=m["api_url"],
+        encrypted_token=m["encrypted_token"],
+        organization_slug=m["external_organization_slug"] or "",
+        organization_name=m["organization_name"] or "",
+        project_slug=m["external_project_slug"] or "",
+        project_name=m["project_name"] or "",
+        external_project_id=m["external_project_id"] or "",
+    )
+
+
+def put_external_link(
+    conn: Connection, project_id: int, *, active: bool, link: ExternalLink
+) -> None:
+    """Select the external backend and store its link (creating the settings row)."""
+    put_settings(conn, project_id, active=active, integrated=False)
+    t = error_tracking_settings
+    conn.execute(
+        t.update()
+        .where(t.c.project_id == project_id)
+        .values(
+            api_url=link.api_url,
+            encrypted_token=link.encrypted_token,
+            organization_name=link.organization_name,
+            external_organization_slug=link.organization_slug,
+            project_name=link.project_name,
+            external_project_slug=link.project_slug,
+            external_project_id=link.external_project_id,
+        )
+    )

@@ -1,25 +1,42 @@
 """Errors as the UI and the REST API see them, whatever backend holds them.
 
-``source_for`` picks the backend of a project: the integrated store, or (a later issue) a
-linked external Sentry server.
+``source_for`` picks the backend of a project: the integrated store, or a linked
+external Sentry server (``ExternalSource``).
 """
 
 from __future__ import annotations
 
 from tracebox.errors import BadRequest
 from tracebox.models import ErrorTrackingSettings
-from tracebox.store import Database
+from tracebox.store import Database, projects
+from tracebox.tracking.external_backend import ExternalBackend
+from tracebox.tracking.external_source import ExternalSource
 from tracebox.tracking.integrated import IntegratedSource
 from tracebox.tracking.source import MAX_PER_PAGE, ErrorSource
 
-__all__ = ["MAX_PER_PAGE", "ErrorSource", "IntegratedSource", "source_for"]
+__all__ = [
+    "MAX_PER_PAGE",
+    "ErrorSource",
+    "ExternalBackend",
+    "ExternalSource",
+    "IntegratedSource",
+    "source_for",
+]
+NOT_LINKED = "Error Tracking is set to an external Sentry server, but no Sentry project is linked"
 
 
 def source_for(
-    db: Database, project_id: int, settings: ErrorTrackingSettings | None
+    db: Database,
+    project_id: int,
+    settings: ErrorTrackingSettings | None,
+    external: ExternalBackend | None = None,
 ) -> ErrorSource:
     """The integrated store unless the project is linked to an external Sentry server.
     A project without settings reads the store too (it simply holds nothing yet)."""
-    if settings is not None and settings.active and not settings.integrated:
-        raise BadRequest("the external Sentry backend is not available in this version")
-    return IntegratedSource(db, project_id)
+    if settings is None or not settings.active or settings.integrated:
+        return IntegratedSource(db, project_id)
+    with db.read() as conn:
+        link = projects.get_external_link(conn, project_id)
+    if link is None or external is None:
+        raise BadRequest(NOT_LINKED)
+    return ExternalSource(external, project_id, link)

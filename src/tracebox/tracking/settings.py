@@ -6,7 +6,7 @@ from sqlalchemy import Connection
 
 from tracebox.errors import NotFound
 from tracebox.models import ErrorTrackingSettings
-from tracebox.store import client_keys, projects
+from tracebox.store import Database, client_keys, projects
 
 
 def get(conn: Connection, project_id: int) -> ErrorTrackingSettings:
@@ -31,3 +31,9 @@ def save(
     if active and integrated and not client_keys.has_active(conn, project_id):
         client_keys.create(conn, project_id)
     return get(conn, project_id)
+
+
+def get_existing(db: Database, project_id: int) -> ErrorTrackingSettings:
+    """PATCH changes existing settings only (404 otherwise)."""
+    with db.read() as conn:
+        return get(conn, project_id)

@@ -14,6 +14,7 @@ from starlette.routing import BaseRoute, Route
 
 from tracebox.config import Settings
 from tracebox.store import Database
+from tracebox.tracking import ExternalBackend
 from tracebox.ui import (
     firstrun,
     render,
@@ -37,7 +38,11 @@ GET, POST = ["GET"], ["POST"]
 
 
 def make_context(
-    settings: Settings, db: Database, *, on_key_deleted: Callable[[str], None]
+    settings: Settings,
+    db: Database,
+    *,
+    on_key_deleted: Callable[[str], None],
+    external: ExternalBackend | None = None,
 ) -> UiContext:
     static = render.load_static()
     return UiContext(
@@ -52,6 +57,7 @@ def make_context(
             window_seconds=settings.signin_lockout_seconds,
         ),
         on_key_deleted=on_key_deleted,
+        external=external or ExternalBackend.from_settings(settings),
     )
 
 

@@ -69,7 +69,7 @@ def tracking_source(
 ) -> tuple[ErrorSource, ErrorTrackingSettings | None]:
     with r.db.read() as conn:
         settings = projects.get_settings(conn, access.project.id)
-    return source_for(r.db, access.project.id, settings), settings
+    return source_for(r.db, access.project.id, settings, r.ctx.external), settings
 
 
 def error_list(r: Req, project: str) -> Response:

@@ -13,6 +13,7 @@ from tracebox.accounts.projects import ProjectAccess
 from tracebox.errors import BadRequest, NotFound, TraceboxError
 from tracebox.models import ClientKey
 from tracebox.protocol.dsn import build_dsn
+from tracebox.sentry_client import SentryError
 from tracebox.store import client_keys, projects
 from tracebox.tracking import external
 from tracebox.tracking import settings as tracking_settings
@@ -52,6 +53,7 @@ def _page(r: Req, access: ProjectAccess, form: ExternalForm, status: int = 200) 
         return r.render("settings/monitor.html", status, access=access, disabled=True)
     with r.db.read() as conn:
         saved = projects.get_settings(conn, access.project.id)
+        link = projects.get_external_link(conn, access.project.id)
         keys = client_keys.list_for_project(conn, access.project.id, limit=MAX_KEYS_SHOWN)
     url = r.ctx.settings.external_url
     views = [
@@ -76,6 +78,8 @@ def _page(r: Req, access: ProjectAccess, form: ExternalForm, status: int = 200) 
         keys=views,
         primary=next((v for v in views if v.key.active), None),
         external=form,
+        link=link,
+        link_host=external.host_of(link.api_url) if link else None,
     )
 
 
@@ -94,15 +98,24 @@ def save_monitor(r: Req, project: str) -> Response:
         r.flash("notice", "Your changes have been saved.")
         return r.redirect(project_url(access.project.path, "settings/monitor"))
     form = ExternalForm(api_url=r.form.text("api_url"), project=r.form.text("project"))
+    organization, _, slug = form.project.rpartition("/")
     try:
-        external.list_projects(form.api_url, r.form.get("auth_token"))
+        external.link(
+            r.db,
+            r.ctx.external,
+            access.project.id,
+            active=active,
+            api_host=form.api_url,
+            token=r.form.get("auth_token"),
+            organization_slug=organization,
+            project_slug=slug,
+        )
     except TraceboxError as e:
-        invalid = e.message != external.NOT_AVAILABLE
-        form.error = sentence(e.message) if invalid else CONNECTION_FAILED
-        form.detail = None if invalid else sentence(e.message)
+        form.error = CONNECTION_FAILED if isinstance(e, SentryError) else sentence(e.message)
+        form.detail = sentence(e.message) if isinstance(e, SentryError) else None
         return _page(r, access, form, 400)
-    form.error = "Choose a project, then save." if not form.project else CONNECTION_FAILED
-    return _page(r, access, form, 400)
+    r.flash("notice", "Your changes have been saved.")
+    return r.redirect(project_url(access.project.path, "settings/monitor"))
 
 
 def create_key(r: Req, project: str) -> Response:
@@ -128,8 +141,10 @@ def projects_json(r: Req, project: str) -> Response:
     """GitLab's ``projects.json``: the external server's projects for the Connect button.
     404 when the Monitor feature is off (spec 7); errors as ``{"message": ...}``."""
     try:
-        r.project(project, Action.ADMIN_ERROR_TRACKING)
-        found = external.list_projects(r.query("api_host"), r.query("token"))
+        access = r.project(project, Action.ADMIN_ERROR_TRACKING)
+        found = external.connect(
+            r.db, r.ctx.external, access.project.id, r.query("api_host"), r.query("token")
+        )
     except TraceboxError as e:
         message = e.message if isinstance(e, BadRequest) else JSON_ERRORS.get(e.status_code)
         return _json({"message": message}, e.status_code)

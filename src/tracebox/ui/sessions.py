@@ -13,19 +13,19 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import os
 import secrets
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import orjson
 
 from tracebox.config import Settings
+from tracebox.tracking.instance_secret import instance_secret
+
+__all__ = ["instance_secret"]  # re-exported: the UI signs sessions with it
 
 COOKIE_NAME = "tracebox_session"
-SECRET_FILE = "secret_key"
 MAX_COOKIE_BYTES = 4096  # browsers keep at most ~4 KiB per cookie
 MAX_FLASHES = 5
 
@@ -132,32 +132,3 @@ def expired(session: Session, settings: Settings, now: float | None = None) -> b
 
 def _b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
-def instance_secret(settings: Settings) -> bytes:
-    """``TRACEBOX_SECRET_KEY``, else a random key kept in ``<data_dir>/secret_key``
-    (created once, mode 0600; concurrent first starts agree on one file)."""
-    if settings.secret_key:
-        return settings.secret_key.encode()
-    path = settings.data_dir / SECRET_FILE
-    if not path.exists():
-        _create_secret(path)
-    return path.read_bytes().strip()
-
-
-def _create_secret(path: Path) -> None:
-    """Write a temporary file, then link it into place: a reader never sees it half
-    written, and the first of two concurrent starts wins."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{SECRET_FILE}.{os.getpid()}.{secrets.token_hex(4)}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as f:
-        f.write(secrets.token_urlsafe(48) + "\n")
-        f.flush()
-        os.fsync(f.fileno())
-    try:
-        os.link(tmp, path)
-    except FileExistsError:
-        pass
-    finally:
-        tmp.unlink()

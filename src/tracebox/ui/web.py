@@ -27,6 +27,7 @@ from tracebox.config import Settings
 from tracebox.errors import Forbidden, NotFound, TraceboxError, Unauthorized
 from tracebox.store import Database
 from tracebox.store import accounts as account_store
+from tracebox.tracking import ExternalBackend
 from tracebox.ui import render
 from tracebox.ui.forms import Form, read_form
 from tracebox.ui.sessions import COOKIE_NAME, Session, Signer, expired, fingerprint
@@ -47,6 +48,8 @@ class UiContext:
     # Called with a revoked client key's public key; app.py wires it to ingestion's key
     # cache, so the DSN stops working at once (ui never imports ingest).
     on_key_deleted: Callable[[str], None]
+    # Shared with the API (app.py): one token cipher and one answer cache per process.
+    external: ExternalBackend
 
 
 @dataclass

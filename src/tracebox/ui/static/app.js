@@ -68,11 +68,13 @@
             setStatus(form, "alert", CONNECTION_FAILED, body && body.message);
             return;
           }
+          var previous = select.value;
           while (select.options.length > 1) select.remove(1);
           body.projects.forEach(function (p) {
             var option = document.createElement("option");
-            option.value = p.slug;
+            option.value = p.organization_slug + "/" + p.slug;
             option.textContent = p.organization_name + " | " + p.name;
+            if (previous === option.value) option.selected = true;
             select.appendChild(option);
           });
           select.options[0].textContent = "Select project";

@@ -1,0 +1,43 @@
+"""External auth tokens encrypted at rest with the instance's secret key (contract 5).
+
+Fernet (AES-128-CBC + HMAC-SHA256, from ``cryptography``) with a key derived from the
+instance secret by HKDF-SHA256, so the token key is never the session-signing key.
+Changing the secret key makes stored tokens unreadable: the settings page then asks for
+the token again.
+"""
+
+from __future__ import annotations
+
+import base64
+
+from cryptography.fernet import Fernet, InvalidToken
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+from tracebox.errors import BadRequest
+
+HKDF_INFO = b"tracebox external auth token v1"
+UNREADABLE = (
+    "The stored Sentry auth token cannot be decrypted (was the instance secret key "
+    "changed?). Enter the auth token again and save"
+)
+
+
+class TokenCipher:
+    def __init__(self, instance_secret: bytes) -> None:
+        key = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=HKDF_INFO).derive(
+            instance_secret
+        )
+        self._fernet = Fernet(base64.urlsafe_b64encode(key))
+
+    def encrypt(self, token: str) -> str:
+        return self._fernet.encrypt(token.encode()).decode()
+
+    def decrypt(self, encrypted: str) -> str:
+        try:
+            return self._fernet.decrypt(encrypted.encode()).decode()
+        except (InvalidToken, ValueError) as e:
+            raise BadRequest(UNREADABLE) from e
+
+    def __repr__(self) -> str:  # never shows key material
+        return "TokenCipher(<hidden>)"

@@ -6,6 +6,7 @@ import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 import sqlalchemy as sa
@@ -13,6 +14,9 @@ import sqlalchemy as sa
 from tests.helpers import LiveServer, start_server
 from tracebox.config import Settings
 from tracebox.store import Database
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
 
 POSTGRES_URL = os.environ.get("TRACEBOX_TEST_POSTGRES_URL", "")
 
@@ -66,6 +70,25 @@ def db(settings: Settings) -> Iterator[Database]:
     database.migrate()
     yield database
     database.dispose()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """Debian's chromium driven by Playwright, one per test module. One definition for the
+    whole suite: a second live sync_playwright in a process refuses to start, and a
+    session-long one would leave its event loop running under unrelated asyncio tests."""
+    from playwright.sync_api import sync_playwright
+
+    from tests.browser.harness import CHROMIUM, launch_browser
+
+    if not CHROMIUM.exists():
+        if os.environ.get("TRACEBOX_REQUIRE_POSTGRES"):  # make test: scripts/test.sh installs it
+            pytest.fail(f"{CHROMIUM} is missing (apt-get install chromium)")
+        pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)")
+    with sync_playwright() as pw:
+        chromium = launch_browser(pw)
+        yield chromium
+        chromium.close()
 
 
 @pytest.fixture

@@ -4,16 +4,15 @@ chromium driven by Playwright (``executable_path``; never a downloaded browser).
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page
 
-from tests.browser.harness import CHROMIUM, launch_browser, sign_in
+from tests.browser.harness import sign_in
 from tests.helpers import LiveServer, free_port, start_server
 from tracebox.config import Settings
 
@@ -29,18 +28,6 @@ class Tracebox:
     @property
     def url(self) -> str:
         return self.server.url
-
-
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Browser]:
-    if not CHROMIUM.exists():
-        if os.environ.get("TRACEBOX_REQUIRE_POSTGRES"):  # make test: scripts/test.sh installs it
-            pytest.fail(f"{CHROMIUM} is missing (apt-get install chromium)")
-        pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)")
-    with sync_playwright() as pw:
-        browser = launch_browser(pw)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
-from tests.browser.conftest import browser  # noqa: F401  (the session's Chromium)
 from tests.browser.harness import create_project, sign_in
 from tests.external.fake_sentry import TOKEN, FakeSentry, RunningFake
 from tests.helpers import LiveServer, free_port, start_server
@@ -48,7 +47,7 @@ def fake() -> Iterator[FakeSentry]:
 
 
 @pytest.fixture
-def page(browser: Browser, server: LiveServer) -> Iterator[Page]:  # noqa: F811
+def page(browser: Browser, server: LiveServer) -> Iterator[Page]:
     context: BrowserContext = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     password = Path(server.settings.data_dir / "initial_root_password").read_text().strip()

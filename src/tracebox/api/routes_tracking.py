@@ -78,17 +78,7 @@ def update_settings(
     params = _merged(body, active, integrated)
     if params.active is None:
         raise InvalidParameter("active is missing")
-    if params.integrated is False and params.api_host is not None:
-        return _link_external(ctx, access.project.id, params, create=False)
-    with ctx.db.write() as conn:
-        saved = tracking_settings.save(
-            conn,
-            access.project.id,
-            active=params.active,
-            integrated=params.integrated,
-            create=False,
-        )
-    return SettingsOut.of(saved)
+    return _save(ctx, access.project.id, params, create=False)
 
 
 @router.put(SETTINGS, response_model=SettingsOut)
@@ -104,16 +94,17 @@ def put_settings(
     for name in ("active", "integrated"):
         if getattr(params, name) is None:
             raise InvalidParameter(f"{name} is missing")
+    return _save(ctx, access.project.id, params, create=True)
+
+
+def _save(ctx: ApiContext, project_id: int, params: SettingsIn, *, create: bool) -> SettingsOut:
+    """PATCH (create=False) and PUT (create=True) share this: link or save, then answer."""
     assert params.active is not None
     if params.integrated is False and params.api_host is not None:
-        return _link_external(ctx, access.project.id, params, create=True)
+        return _link_external(ctx, project_id, params, create=create)
     with ctx.db.write() as conn:
         saved = tracking_settings.save(
-            conn,
-            access.project.id,
-            active=params.active,
-            integrated=params.integrated,
-            create=True,
+            conn, project_id, active=params.active, integrated=params.integrated, create=create
         )
     return SettingsOut.of(saved)
 

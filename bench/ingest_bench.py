@@ -129,18 +129,33 @@ class Bench:
     def run(self) -> int:
         args = self.args
         total = args.warmup + args.events + int(args.rate * args.rate_seconds)
-        loadgen = LoadGenerator(total, args.seed)
-        project = orjson.loads(tracebox(self.global_args, "project", "create", _project_path()))
-        key = orjson.loads(tracebox(self.global_args, "key", "create", str(project["id"])))
-        self.report.baseline = footprint(self.url)
-        server = Server(self.global_args, args.workers, self.data_dir / "server.log")
-        live = Live(server, loadgen, Counter(self.url, project["id"]), RssSampler(server.proc.pid))
+        loadgen = LoadGenerator(total, args.seed)  # builds the corpus meanwhile
+        try:
+            project = orjson.loads(tracebox(self.global_args, "project", "create", _path()))
+            key = orjson.loads(tracebox(self.global_args, "key", "create", str(project["id"])))
+            self.report.baseline = footprint(self.url)
+            counter = self._serve(loadgen, project["id"], key["public_key"])
+        finally:
+            loadgen.stop()
+        self.report.final_events = counter.events()
+        counter.dispose()
+        self.report.stored = footprint(self.url)
+        print(render(self.report))
+        if args.json:
+            args.json.write_text(orjson.dumps(self.report.as_json(), option=2).decode())
+        return 0 if self.report.consistent() else 1
+
+    def _serve(self, loadgen: LoadGenerator, project_id: int, public_key: str) -> Counter:
+        """Start the server, run the phases, stop the server; return the event counter."""
+        server = Server(self.global_args, self.args.workers, self.data_dir / "server.log")
+        live = Live(server, loadgen, Counter(self.url, project_id), RssSampler(server.proc.pid))
+        self.report.rss = live.rss
         try:
             server.wait_healthy()
             self.report.corpus = loadgen.corpus_stats()
-            loadgen.target(server.port, project["id"], key["public_key"])
-            if args.wait_idle:
-                self.report.idle_before = wait_until_idle(args.wait_idle)
+            loadgen.target(server.port, project_id, public_key)
+            if self.args.wait_idle:
+                self.report.idle_before = wait_until_idle(self.args.wait_idle)
             live.rss.start()
             live.counter.start()
             self._phases(live)
@@ -149,16 +164,8 @@ class Bench:
         finally:
             live.rss.stop()
             live.counter.stop()
-            loadgen.stop()
             server.stop()
-        self.report.final_events = live.counter.events()
-        live.counter.dispose()
-        self.report.rss = live.rss
-        self.report.stored = footprint(self.url)
-        print(render(self.report))
-        if args.json:
-            args.json.write_text(orjson.dumps(self.report.as_json(), option=2).decode())
-        return 0 if self.report.consistent() else 1
+        return live.counter
 
     def _phases(self, live: Live) -> None:
         args = self.args
@@ -210,7 +217,8 @@ class Bench:
             )
 
 
-def _project_path() -> str:
+def _path() -> str:
+    """A new project's path: runs can share a database."""
     return f"bench/ingest-{time.strftime('%Y%m%d-%H%M%S')}"
 
 

@@ -232,7 +232,9 @@ def serve_commands(pipe: Pipe, settings: dict[str, Any]) -> None:
     data = corpus.build(settings["events"], seed=settings["seed"])
     stats = corpus.Corpus.stats(data) | {"build_seconds": time.monotonic() - started}
     pipe.send(stats)
-    port, project_id, public_key = pipe.recv()
+    if (target := pipe.recv()) is None:
+        return  # the run ended before the server was up
+    port, project_id, public_key = target
     requests = Requests(data, port, project_id, public_key)
     del data
     while (command := pipe.recv()) is not None:

@@ -25,6 +25,7 @@ from sqlalchemy import (
     tuple_,
 )
 
+from tracebox.store import usage
 from tracebox.store.dialect import insert
 from tracebox.store.tables import (
     dropped_items,
@@ -80,6 +81,7 @@ def write_events(conn: Connection, prepared: Sequence[PreparedEvent]) -> BatchRe
     inserted = _insert_events(conn, unique, error_ids)
     result.events_inserted = len(inserted)
     result.events_duplicate = len(prepared) - len(inserted)
+    usage.events_stored(conn, [(e.project_id, e.received, len(e.payload)) for e in inserted])
     if inserted:
         by_error: dict[int, list[PreparedEvent]] = defaultdict(list)
         for e in inserted:

@@ -14,7 +14,7 @@ from typing import Any, TypeAlias
 
 from sqlalchemy import ColumnElement, Connection, Row, Select, literal, or_, select, tuple_
 
-from tracebox.store import payloads
+from tracebox.store import dictionaries, payloads
 from tracebox.store.tables import error_hourly, errors, events
 
 AnyRow: TypeAlias = Row[*tuple[Any, ...]]
@@ -69,9 +69,9 @@ def _error(row: AnyRow) -> ErrorRow:
     return ErrorRow(**row._mapping)
 
 
-def _event(row: AnyRow) -> EventRow:
+def _event(row: AnyRow, find: payloads.DictionaryLookup) -> EventRow:
     m = dict(row._mapping)
-    m["payload"] = payloads.decode(m["payload"])
+    m["payload"] = payloads.decode(m["payload"], find)
     return EventRow(**m)
 
 
@@ -170,7 +170,8 @@ def list_events(
     """An error's events, newest first (ix_events_error_time)."""
     query = select(*_EVENT_COLUMNS).where(events.c.error_id == error_id)
     keyset = _keyset(query, events.c.timestamp, events.c.id, after, before, limit)
-    rows = [_event(r) for r in conn.execute(keyset)]
+    find = dictionaries.lookup(conn)
+    rows = [_event(r, find) for r in conn.execute(keyset)]
     return rows[::-1] if before is not None else rows
 
 
@@ -179,4 +180,4 @@ def get_event(conn: Connection, error_id: int, event_id: str) -> EventRow | None
         events.c.error_id == error_id, events.c.event_id == event_id
     )
     row = conn.execute(query).first()
-    return _event(row) if row else None
+    return _event(row, dictionaries.lookup(conn)) if row else None

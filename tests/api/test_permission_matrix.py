@@ -15,11 +15,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 
 from tests.api.conftest import Api, exception_event
 from tracebox.accounts import personal_tokens
 from tracebox.accounts.models import AccessLevel
-from tracebox.store import client_keys, members
+from tracebox.store import client_keys, deletion, members, projects
+from tracebox.store.tables import errors
 
 CALLERS = (
     "anonymous",
@@ -59,6 +61,22 @@ class World:
     def fresh_key(self) -> int:
         with self.api.db.write() as conn:
             return client_keys.create(conn, self.project_id).id
+
+    def fresh_error(self) -> int:
+        """An error of its own, for a row that deletes one."""
+        n = next(self.counter)
+        with self.api.db.read() as conn:
+            project = projects.get(conn, self.project_id)
+        assert project is not None
+        self.api.events(project, exception_event(f"Fresh{n}Error", event_id=f"{n:032x}"))
+        with self.api.db.read() as conn:
+            return int(conn.execute(sa.select(sa.func.max(errors.c.id))).scalar_one())
+
+    def deletion_job(self) -> int:
+        with self.api.db.write() as conn:
+            job = deletion.create(conn, self.project_id, deletion.JobKind.ERROR, "0", None)
+            deletion.finish(conn, job.id, target="0")
+        return job.id
 
     def fresh_owner_token(self) -> int:
         with self.api.db.write() as conn:
@@ -126,6 +144,8 @@ REPORTER = _body({"access_level": 20})
 ACTIVE = _body({"active": True})
 ACTIVE_INTEGRATED = _body({"active": True, "integrated": True})
 UNRESOLVED = _body({"status": "unresolved"})
+RETENTION = _body({"max_age_days": 30})
+USER_DELETION = _body({"email": "nobody@example.com"})
 
 # (method, path template, body factory or None, expected statuses in CALLERS order)
 # fmt: off
@@ -164,6 +184,18 @@ MATRIX: list[tuple[str, str, Any, str]] = [
     ("GET",    "/api/0/issues/{e}/", None,                    "401 404 403 200 200 200 200 200 200 401 401"),
     ("GET",    "/api/0/issues/{e}/events/latest/", None,      "401 404 403 200 200 200 200 200 200 401 401"),
     ("PUT",    "/api/0/issues/{e}/", UNRESOLVED,              "401 404 403 403 200 200 200 200 403 401 401"),
+    ("GET",    P + "/usage", None,                            "401 404 403 200 200 200 200 200 200 401 401"),
+    ("GET",    P + "/retention", None,                        "401 404 403 200 200 200 200 200 200 401 401"),
+    ("PUT",    P + "/retention", RETENTION,                   "401 404 403 403 403 200 200 200 403 401 401"),
+    ("GET",    P + "/audit_events", None,                     "401 404 403 403 403 200 200 200 200 401 401"),
+    ("GET",    "/api/v4/audit_events", None,                  "401 403 403 403 403 403 403 200 403 401 401"),
+    ("GET",    "/api/v4/application/storage", None,           "401 403 403 403 403 403 403 200 403 401 401"),
+    ("DELETE", ET + "/errors/{fresh_error}", None,            "401 404 403 403 403 202 202 202 403 401 401"),
+    ("POST",   ET + "/user_deletions", USER_DELETION,         "401 404 403 403 403 202 202 202 403 401 401"),
+    ("GET",    ET + "/deletions", None,                       "401 404 403 403 403 200 200 200 200 401 401"),
+    ("GET",    ET + "/deletions/{job}", None,                 "401 404 403 403 403 200 200 200 200 401 401"),
+    # last: it erases the project's errors, which the rows above read
+    ("DELETE", ET + "/data", None,                            "401 404 403 403 403 202 202 202 403 401 401"),
 ]
 # fmt: on
 
@@ -176,6 +208,10 @@ def _path(template: str, w: World) -> str:
         values["fresh_key"] = w.fresh_key()
     if "{owner_token}" in template:
         values["owner_token"] = w.fresh_owner_token()
+    if "{fresh_error}" in template:
+        values["fresh_error"] = w.fresh_error()
+    if "{job}" in template:
+        values["job"] = w.deletion_job()
     return template.format(**values)
 
 

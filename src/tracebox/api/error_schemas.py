@@ -185,6 +185,8 @@ class ErrorDetailsOut(ErrorOut):
     tags: list[TagSummaryOut]  # over the latest 100 events
     frequency_30d: list[CountOut]  # 30 daily counts, oldest first, ending today (UTC)
     latest_event: EventOut | None
+    # Every event was removed by retention or a deletion; the counts above stay true.
+    events_expired: bool
 
     @classmethod
     def of_details(cls, d: ErrorDetails) -> ErrorDetailsOut:
@@ -196,6 +198,7 @@ class ErrorDetailsOut(ErrorOut):
             tags=[TagSummaryOut.of(t) for t in d.tags],
             frequency_30d=[CountOut.of(b) for b in d.daily],
             latest_event=latest,
+            events_expired=latest is None and d.error.events_count > 0,
         )
 
 

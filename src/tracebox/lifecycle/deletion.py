@@ -14,23 +14,27 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import Connection
 
+from tracebox.config import Settings
 from tracebox.errors import BadRequest
 from tracebox.lifecycle.batches import Batches
 from tracebox.lifecycle.kinds import PRUNABLE_KINDS, Prunable
 from tracebox.lifecycle.removal import Removal, account, remove_events, unlink
 from tracebox.models import Project
 from tracebox.store import Database, audit, deletion, dictionaries, payloads, retention
+from tracebox.store.audit import Author
 from tracebox.store.deletion import DeletionJob, JobKind, JobState
 from tracebox.store.usage import Outcome
 
-SYSTEM_AUTHOR = "tracebox"
+SYSTEM = Author(None, "tracebox")
 MAX_IDENTIFIER_LENGTH = 255  # as the user fields the digest keeps (user_key column)
+# A request deletes this long itself, so small deletions are done when it answers; the
+# cleanup loop finishes larger ones (it polls every few seconds).
+INLINE_SECONDS = 2.0
 
 
 class UserField(StrEnum):
@@ -39,12 +43,6 @@ class UserField(StrEnum):
     ID = "id"
     EMAIL = "email"
     IP_ADDRESS = "ip_address"
-
-
-@dataclass(frozen=True)
-class Author:
-    id: int | None
-    name: str
 
 
 def user_target(field: UserField, value: str) -> str:
@@ -70,8 +68,7 @@ def request(
         job = deletion.create(conn, project.id, kind, target, author.id)
         audit.record(
             conn,
-            author_id=author.id,
-            author_name=author.name,
+            author,
             project_id=project.id,
             project_path=project.path,
             action=f"{kind.value}_data.delete" if kind is not JobKind.ERROR else "error.delete",
@@ -79,6 +76,21 @@ def request(
             details={"job_id": job.id, **details},
         )
     return job
+
+
+def delete(
+    db: Database,
+    settings: Settings,
+    project: Project,
+    kind: JobKind,
+    target: str,
+    author: Author,
+    **details: Any,
+) -> DeletionJob:
+    """Request a deletion and work on it for up to ``INLINE_SECONDS``."""
+    job = request(db, project, kind, target, author, **details)
+    batches = Batches(db, target_ms=settings.cleanup_lock_target_ms)
+    return Worker(db, batches, threading.Event()).work(job, time.monotonic() + INLINE_SECONDS)
 
 
 def _describe(kind: JobKind, target: str) -> str:
@@ -247,8 +259,7 @@ class Worker:
             deleted = getattr(deletion.get(conn, job.id), "events_deleted", 0)
             audit.record(
                 conn,
-                author_id=None,
-                author_name=SYSTEM_AUTHOR,
+                SYSTEM,
                 project_id=job.project_id,
                 project_path=None,
                 action="deletion.finished",

@@ -17,7 +17,9 @@ from tracebox.config import Settings
 from tracebox.lifecycle.batches import Batches
 from tracebox.lifecycle.kinds import PRUNABLE_KINDS, Prunable
 from tracebox.lifecycle.removal import Removal, account, count, remove_events
-from tracebox.store import Database, projects, retention, sqlite_space
+from tracebox.models import Project
+from tracebox.store import Database, audit, projects, retention, sqlite_space
+from tracebox.store.audit import Author
 from tracebox.store.retention import RetentionSettings
 from tracebox.store.usage import Outcome
 
@@ -41,6 +43,31 @@ class Policy:
             own.max_age_days or settings.retention_days,
             own.max_events_per_error or settings.retention_events_per_error,
         )
+
+
+def save(
+    db: Database,
+    project: Project,
+    author: Author,
+    *,
+    max_age_days: int | None,
+    max_events_per_error: int | None,
+) -> RetentionSettings:
+    """Save a project's own retention (None: the instance default), audited."""
+    with db.write() as conn:
+        saved = retention.put(
+            conn, project.id, max_age_days=max_age_days, max_events_per_error=max_events_per_error
+        )
+        audit.record(
+            conn,
+            author,
+            project_id=project.id,
+            project_path=project.path,
+            action="retention.update",
+            target="retention settings",
+            details={"max_age_days": max_age_days, "max_events_per_error": max_events_per_error},
+        )
+    return saved
 
 
 def policies(db: Database, settings: Settings) -> dict[int, Policy]:

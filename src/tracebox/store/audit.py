@@ -17,6 +17,14 @@ from tracebox.store.tables import audit_events
 
 
 @dataclass(frozen=True)
+class Author:
+    """Who did it: a user (id and username), or the system (id None)."""
+
+    id: int | None
+    name: str
+
+
+@dataclass(frozen=True)
 class AuditEvent:
     id: int
     created_at: float
@@ -31,9 +39,8 @@ class AuditEvent:
 
 def record(
     conn: Connection,
+    author: Author,
     *,
-    author_id: int | None,
-    author_name: str,
     project_id: int | None,
     project_path: str | None,
     action: str,
@@ -42,8 +49,8 @@ def record(
 ) -> AuditEvent:
     row = {
         "created_at": time.time(),
-        "author_id": author_id,
-        "author_name": author_name,
+        "author_id": author.id,
+        "author_name": author.name,
         "project_id": project_id,
         "project_path": project_path,
         "action": action,

@@ -25,6 +25,7 @@ from tracebox.ui import (
     routes_members,
     routes_projects,
     routes_settings,
+    routes_storage,
     routes_tokens,
 )
 from tracebox.ui.sessions import Signer, instance_secret
@@ -87,6 +88,8 @@ def ui_routes(ctx: UiContext) -> list[BaseRoute]:
         page("/admin/users/new", routes_admin.create, POST),
         page("/admin/users/{user_id:int}/block", routes_admin.block, POST),
         page("/admin/users/{user_id:int}/unblock", routes_admin.unblock, POST),
+        page("/admin/storage", routes_storage.admin_storage),
+        page("/admin/audit_events", routes_storage.admin_audit),
         *_project_routes(page),
     ]
 
@@ -102,6 +105,13 @@ def _project_routes(page: Callable[..., Route]) -> list[Route]:
         page(et + "/test_event", firstrun.send_test_event, POST),
         page(et + "/{error_id:int}", routes_details.error_details),
         page(et + "/{error_id:int}/status", routes_errors.change_status, POST),
+        page(et + "/{error_id:int}/delete", routes_storage.delete_error, POST),
+        page(P + "/usage", routes_storage.usage),
+        page(P + "/audit_events", routes_storage.project_audit),
+        page(P + "/settings/storage", routes_storage.storage_settings),
+        page(P + "/settings/storage/retention", routes_storage.save_retention, POST),
+        page(P + "/settings/storage/user_deletions", routes_storage.delete_user, POST),
+        page(P + "/settings/storage/erase", routes_storage.erase_data, POST),
         page(monitor, routes_settings.monitor),
         page(monitor, routes_settings.save_monitor, POST),
         page(monitor + "/client_keys", routes_settings.create_key, POST),

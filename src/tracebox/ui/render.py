@@ -79,6 +79,7 @@ def make_environment(files: dict[str, StaticFile]) -> jinja2.Environment:
         percent=percent,
         pretty=pretty,
         clock=clock,
+        filesize=filesize,
     )
     return env
 
@@ -140,6 +141,16 @@ def clock(ts: Any) -> str:
 
 def number(n: int | None) -> str:
     return "0" if n is None else f"{n:,}"
+
+
+def filesize(n: int | None) -> str:
+    """Bytes for people: ``0 B``, ``812 B``, ``1.5 KiB``, ``2.3 GiB``."""
+    value = float(n or 0)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(value) < 1024 or unit == "GiB":
+            return f"{int(value)} {unit}" if unit == "B" else f"{value:,.1f} {unit}"
+        value /= 1024
+    return f"{value:,.1f} GiB"
 
 
 def percent(value: float | None) -> str:

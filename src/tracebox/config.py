@@ -33,6 +33,10 @@ class Settings(BaseSettings):
         description="the address SDKs use to reach this server; DSNs are built from it",
     )
     log_level: str = "info"
+    # Longest a database query of a web request (a UI page, an API call) may run before
+    # it is cancelled and the request answered 503; 0 disables the limit. As GitLab's
+    # default PostgreSQL statement_timeout (15 s). Applies to SQLite too.
+    query_timeout_ms: int = Field(default=15_000, ge=0)
     # Password of the admin ``root`` created on first start; empty: a random one is
     # printed once and written to <data_dir>/initial_root_password (mode 0600).
     root_password: str = ""

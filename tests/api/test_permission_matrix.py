@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from tests.api.conftest import Api, exception_event
+from tests.inprocess import Api, exception_event
 from tracebox.accounts import personal_tokens
-from tracebox.accounts.models import AccessLevel
+from tracebox.models import AccessLevel
 from tracebox.store import client_keys, deletion, members, projects
 from tracebox.store.tables import errors
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from tests.api.conftest import Api, exception_event
+from tests.inprocess import Api, exception_event
 from tests.lifecycle.helpers import DAY
 from tracebox.config import Settings
 from tracebox.lifecycle.cleanup import CleanupLoop

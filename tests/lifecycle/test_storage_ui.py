@@ -7,11 +7,11 @@ import time
 
 import sqlalchemy as sa
 
+from tests.inprocess import Ui, exception_event
 from tests.lifecycle.helpers import DAY
-from tests.ui.conftest import Ui, exception_event
-from tracebox.accounts.models import AccessLevel
 from tracebox.config import Settings
 from tracebox.lifecycle.cleanup import CleanupLoop
+from tracebox.models import AccessLevel
 from tracebox.store import Database, retention
 from tracebox.store.tables import errors, events
 

@@ -104,8 +104,8 @@ def test_the_disk_budget_removes_the_oldest_events_across_projects_first(
     a, b = project(db, "acme/a"), project(db, "acme/b")
     now = time.time()
     rng = random.Random(13)
-    for i in range(120):  # interleaved projects, oldest first, all within retention
-        blob = rng.randbytes(3000).hex()  # does not compress: every event needs its pages
+    for i in range(300):  # interleaved projects, oldest first, all within retention
+        blob = rng.randbytes(6000).hex()  # does not compress: every event needs its pages
         store(db, (a, b)[i % 2], event(f"e{i}", extra={"blob": blob}), at=now - 3600 + i)
     ids = event_ids(db)
     cleaner = loop(db, settings)

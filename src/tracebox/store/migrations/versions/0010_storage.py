@@ -1,6 +1,6 @@
 """storage lifecycle: retention, quotas, usage counters, audit log, zstd dictionaries
 
-The SQLite file itself is converted to incremental auto-vacuum (and 8 KiB pages) by
+The SQLite file itself is converted to incremental auto-vacuum (and 16 KiB pages) by
 ``store.sqlite_space.convert``, which ``store.engine.migrate`` runs after the
 migrations: that needs a VACUUM, which cannot run inside a migration's transaction.
 

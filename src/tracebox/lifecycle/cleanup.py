@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tracebox.config import Settings
+from tracebox.ingest.counters import SharedCounters
 from tracebox.lifecycle import compression
 from tracebox.lifecycle.batches import Batches, LockStats
 from tracebox.lifecycle.deletion import Worker
@@ -24,6 +25,7 @@ from tracebox.lifecycle.removal import Removal, unlink
 from tracebox.lifecycle.retention import Policy, Pruner, policies
 from tracebox.metrics import Metrics
 from tracebox.store import Database, sqlite_space, usage
+from tracebox.store.usage import Outcome
 
 log = logging.getLogger("tracebox.lifecycle")
 
@@ -69,18 +71,22 @@ class CleanupLoop:
         metrics: Metrics | None = None,
         clock: Callable[[], float] = time.time,
         kinds: tuple[Prunable, ...] = PRUNABLE_KINDS,
+        counters: SharedCounters | None = None,
     ) -> None:
         self.db = db
         self.settings = settings
         self.metrics = metrics
         self.clock = clock
         self.kinds = kinds
+        # This node's ingest counters, whose refusals go into the usage counters.
+        self.counters = counters
         self.heartbeat = time.time()
         self.last_report: PassReport | None = None
 
     def run(self, stop: threading.Event) -> None:
         next_pass = 0.0
         while not stop.is_set():
+            self.flush_refusals()
             if time.monotonic() >= next_pass:
                 self.last_report = self.run_once(stop)
                 next_pass = time.monotonic() + self.settings.cleanup_interval_seconds
@@ -101,6 +107,27 @@ class CleanupLoop:
     def deletions(self, stop: threading.Event, batches: Batches | None = None) -> list[int]:
         worker = Worker(self.db, batches or self.batches(), stop, kinds=self.kinds)
         return [job.id for job in worker.run_pending()]
+
+    def flush_refusals(self) -> int:
+        """Move the refusals ingestion counted on this node into ``usage_hourly``.
+        Returns how many. (A crash between the two loses them: they are counts of
+        requests already answered, not data.)"""
+        if self.counters is None:
+            return 0
+        drained = self.counters.drain_refused(self.clock())
+        if not drained:
+            return 0
+        with self.db.write() as conn:
+            known = usage.existing_projects(conn, {p for p, _, _, _ in drained})
+            usage.count_outcomes(
+                conn,
+                {
+                    (p, hour, category, Outcome.REFUSED, reason): n
+                    for (p, hour, category, reason), n in drained.items()
+                    if p in known
+                },
+            )
+        return sum(drained.values())
 
     def run_once(self, stop: threading.Event | None = None) -> PassReport:
         stop = stop or threading.Event()

@@ -178,3 +178,12 @@ def not_kept(conn: Connection, project_id: int) -> dict[str, int]:
     t = dropped_items
     query = select(t.c.item_type, t.c.count).where(t.c.project_id == project_id)
     return {item_type: int(n) for item_type, n in conn.execute(query.order_by(t.c.item_type))}
+
+
+def existing_projects(conn: Connection, project_ids: Iterable[int]) -> set[int]:
+    """Those of ``project_ids`` that exist (counters of deleted projects are dropped)."""
+    ids = list(project_ids)
+    if not ids:
+        return set()
+    query = select(projects.c.id).where(projects.c.id.in_(ids))
+    return {int(i) for i in conn.execute(query).scalars()}

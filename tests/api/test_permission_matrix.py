@@ -146,6 +146,7 @@ ACTIVE_INTEGRATED = _body({"active": True, "integrated": True})
 UNRESOLVED = _body({"status": "unresolved"})
 RETENTION = _body({"max_age_days": 30})
 USER_DELETION = _body({"email": "nobody@example.com"})
+QUOTAS = _body({"quotas": [{"window": "day", "max_count": 1000000}]})
 
 # (method, path template, body factory or None, expected statuses in CALLERS order)
 # fmt: off
@@ -187,6 +188,8 @@ MATRIX: list[tuple[str, str, Any, str]] = [
     ("GET",    P + "/usage", None,                            "401 404 403 200 200 200 200 200 200 401 401"),
     ("GET",    P + "/retention", None,                        "401 404 403 200 200 200 200 200 200 401 401"),
     ("PUT",    P + "/retention", RETENTION,                   "401 404 403 403 403 200 200 200 403 401 401"),
+    ("GET",    P + "/quotas", None,                           "401 404 403 403 403 200 200 200 200 401 401"),
+    ("PUT",    P + "/quotas", QUOTAS,                         "401 404 403 403 403 200 200 200 403 401 401"),
     ("GET",    P + "/audit_events", None,                     "401 404 403 403 403 200 200 200 200 401 401"),
     ("GET",    "/api/v4/audit_events", None,                  "401 403 403 403 403 403 403 200 403 401 401"),
     ("GET",    "/api/v4/application/storage", None,           "401 403 403 403 403 403 403 200 403 401 401"),

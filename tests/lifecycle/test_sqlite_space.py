@@ -15,7 +15,7 @@ from tracebox.config import Settings
 from tracebox.lifecycle.cleanup import CleanupLoop
 from tracebox.store import Database, usage
 from tracebox.store.engine import alembic_config
-from tracebox.store.sqlite_space import PAGE_SIZE
+from tracebox.store.sqlite_space import PAGE_SIZE, new_file_pragmas
 
 
 def pragmas(path: Path) -> tuple[int, int]:
@@ -95,3 +95,15 @@ def test_cleanup_gives_the_freed_pages_back_to_the_file_system(tmp_path: Path) -
     after = checkpointed_size(db, path)
     assert report.freed_file_bytes > 0
     assert before - after >= 0.8 * report.removed_bytes  # the expired events: their pages
+
+
+def test_opening_a_connection_never_waits_for_the_write_lock(tmp_path: Path) -> None:
+    db = Database(f"sqlite:///{tmp_path / 'busy.sqlite3'}")
+    db.migrate()
+    with db.write():  # a writer holds the lock; a new connection that wanted it would fail
+        conn = sqlite3.connect(tmp_path / "busy.sqlite3", timeout=0)
+        new_file_pragmas(conn.cursor())
+        conn.execute("PRAGMA journal_mode=WAL")
+        assert conn.execute("SELECT count(*) FROM projects").fetchone() == (0,)
+        conn.close()
+    db.dispose()

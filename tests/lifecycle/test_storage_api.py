@@ -9,7 +9,7 @@ from tests.lifecycle.helpers import DAY
 from tracebox.config import Settings
 from tracebox.lifecycle.cleanup import CleanupLoop
 from tracebox.models import Project
-from tracebox.store import Database, projects
+from tracebox.store import Database, client_keys, projects
 
 
 def setup(api: Api) -> tuple[int, str, str]:
@@ -144,3 +144,46 @@ def test_the_instance_storage_and_audit_log_are_for_admins(api: Api) -> None:
     ]
     assert api.call("GET", "/api/v4/application/storage", token).status_code == 403
     assert api.call("GET", "/api/v4/audit_events", token).status_code == 403
+
+
+def test_quotas_are_set_validated_and_audited(api: Api) -> None:
+    p, token, _ = setup(api)
+    other_project = api.project("acme/other").id
+    with api.db.write() as conn:
+        key = client_keys.create(conn, p)
+        other = client_keys.create(conn, other_project)
+    url = f"/api/v4/projects/{p}/quotas"
+    assert api.call("GET", url, token).json() == {
+        "quotas": [],
+        "spike_protection": {"enabled": False, "multiplier": 10.0},
+        "spike_refused_last_hour": 0,
+    }
+    body = {
+        "quotas": [
+            {"category": "error", "window": "minute", "max_count": 100},
+            {"category": "error", "window": "day", "max_count": 10000, "key_id": key.id},
+        ],
+        "spike_protection": {"enabled": True, "multiplier": 5},
+    }
+    saved = api.call("PUT", url, token, json=body)
+    assert saved.status_code == 200
+    assert saved.json()["quotas"][1] == {
+        "category": "error",
+        "window": "day",
+        "max_count": 10000,
+        "key_id": key.id,
+    }
+    assert api.call("GET", url, token).json() == saved.json()
+    bad_bodies = [
+        {"quotas": [{"category": "nonsense", "window": "minute", "max_count": 1}]},
+        {"quotas": [{"window": "week", "max_count": 1}]},
+        {"quotas": [{"window": "minute", "max_count": -1}]},
+        {"quotas": [{"window": "minute", "max_count": 1, "key_id": other.id}]},
+        {"spike_protection": {"enabled": True, "multiplier": 1}},
+        {"quotas": [{"window": "minute", "max_count": 1}] * 51},
+    ]
+    for bad in bad_bodies:
+        assert api.call("PUT", url, token, json=bad).status_code == 400, bad
+    assert api.call("GET", url, token).json() == saved.json()  # nothing half-saved
+    trail = api.call("GET", f"/api/v4/projects/{p}/audit_events", token).json()
+    assert trail[0]["action"] == "quotas.update"

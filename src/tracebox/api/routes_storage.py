@@ -19,6 +19,8 @@ from tracebox.api.storage_schemas import (
     AuditEventOut,
     DeletionOut,
     InstanceStorageOut,
+    QuotasIn,
+    QuotasOut,
     RetentionIn,
     RetentionOut,
     UsageOut,
@@ -26,12 +28,13 @@ from tracebox.api.storage_schemas import (
 )
 from tracebox.errors import NotFound
 from tracebox.lifecycle import deletion as deletions
-from tracebox.lifecycle import report
+from tracebox.lifecycle import limits, report
 from tracebox.lifecycle import retention as lifecycle_retention
 from tracebox.lifecycle.deletion import UserField, user_target
-from tracebox.store import audit, deletion, errors_read
+from tracebox.store import audit, deletion, errors_read, quotas
 from tracebox.store.audit import Author
 from tracebox.store.deletion import JobKind
+from tracebox.store.quotas import SpikeProtection
 
 router = APIRouter(tags=["storage: usage, retention, deletion, audit"])
 P = "/projects/{id}"
@@ -70,6 +73,29 @@ def put_retention(
         max_events_per_error=body.max_events_per_error,
     )
     return get_retention(access, ctx)
+
+
+@router.get(P + "/quotas", response_model=QuotasOut)
+def get_quotas(access: TrackingAdmin, ctx: Ctx) -> QuotasOut:
+    """The project's quotas and spike protection (Maintainer+)."""
+    with ctx.db.read() as conn:
+        found = quotas.get(conn, access.project.id)
+    return QuotasOut.of(found, limits.spike_refusals(ctx.db, access.project.id))
+
+
+@router.put(P + "/quotas", response_model=QuotasOut)
+def put_quotas(
+    body: QuotasIn, access: TrackingAdmin, ctx: Ctx, principal: CurrentPrincipal
+) -> QuotasOut:
+    """Replace the project's quotas (items of a data category per minute, hour or day,
+    for the project or one of its client keys) and spike protection (Maintainer+,
+    audited). Ingestion applies them within seconds; over a limit it answers 429 with
+    ``Retry-After`` and ``X-Sentry-Rate-Limits`` naming the category."""
+    spike = SpikeProtection(body.spike_protection.enabled, body.spike_protection.multiplier)
+    saved = limits.save(
+        ctx.db, access.project, _author(principal), [q.quota() for q in body.quotas], spike
+    )
+    return QuotasOut.of(saved, limits.spike_refusals(ctx.db, access.project.id))
 
 
 @router.delete(ET + "/errors/{error_id}", response_model=DeletionOut, status_code=202)

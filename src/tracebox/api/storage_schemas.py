@@ -11,6 +11,7 @@ from tracebox.lifecycle.deletion import MAX_IDENTIFIER_LENGTH
 from tracebox.lifecycle.report import InstanceReport, Outcomes, ProjectReport
 from tracebox.store.audit import AuditEvent
 from tracebox.store.deletion import DeletionJob
+from tracebox.store.quotas import ProjectLimits, Quota
 from tracebox.store.usage import ProjectUsage, Stored
 
 MAX_RETENTION_DAYS = 3650  # ten years: a bound, not a recommendation
@@ -230,4 +231,53 @@ class AuditEventOut(BaseModel):
             action=e.action,
             target=e.target,
             details=e.details,
+        )
+
+
+Category = Literal[
+    "default", "error", "session", "attachment", "log_item", "transaction", "profile",
+    "replay", "span", "monitor", "internal", "feedback", "security",
+]  # fmt: skip
+Window = Literal["minute", "hour", "day"]
+WINDOW_SECONDS: dict[str, int] = {"minute": 60, "hour": 3600, "day": 86400}
+MAX_QUOTA = 10**12
+
+
+class QuotaBody(BaseModel):
+    category: Category = "error"  # Sentry's data category (an event is "error")
+    window: Window
+    max_count: Annotated[int, Field(ge=0, le=MAX_QUOTA)]  # 0 refuses every item
+    key_id: Annotated[int | None, Field(ge=1, le=2**63 - 1)] = None  # None: the whole project
+
+    def quota(self) -> Quota:
+        return Quota(self.category, WINDOW_SECONDS[self.window], self.max_count, self.key_id)
+
+    @classmethod
+    def of(cls, q: Quota) -> QuotaBody:
+        window = next(w for w, s in WINDOW_SECONDS.items() if s == q.window_seconds)
+        return cls(category=q.category, window=window, max_count=q.max_count, key_id=q.key_id)  # type: ignore[arg-type]
+
+
+class SpikeBody(BaseModel):
+    enabled: bool = False
+    multiplier: Annotated[float, Field(ge=2, le=1000)] = 10.0
+
+
+class QuotasIn(BaseModel):
+    """Replaces every quota of the project; at most 50."""
+
+    quotas: Annotated[list[QuotaBody], Field(max_length=50)] = []
+    spike_protection: SpikeBody = SpikeBody()
+
+
+class QuotasOut(QuotasIn):
+    spike_refused_last_hour: int  # events spike protection refused this hour and the last
+
+    @classmethod
+    def of(cls, limits: ProjectLimits, refused: int) -> QuotasOut:
+        spike = SpikeBody(enabled=limits.spike.enabled, multiplier=limits.spike.multiplier)
+        return cls(
+            quotas=[QuotaBody.of(q) for q in limits.quotas],
+            spike_protection=spike,
+            spike_refused_last_hour=refused,
         )

@@ -25,6 +25,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from tracebox.store.quotas import CATEGORIES
+
 log = logging.getLogger("tracebox.ingest")
 
 FILE_NAME = "ingest-counters.bin"
@@ -36,10 +38,6 @@ REFUSAL_SLOTS = 1024  # refusal counters, drained every few seconds: a short sca
 PROBES = 32
 WINDOW, REFUSAL = 1, 2  # the key's top byte
 # Fixed codes, so a refusal counter's key says what it counts (append only).
-CATEGORIES = (
-    "default", "error", "session", "attachment", "log_item", "transaction", "profile",
-    "replay", "span", "monitor", "internal", "feedback", "security",
-)  # fmt: skip
 REASONS = ("rate_limit", "quota", "spike_protection", "invalid", "too_large")
 NEVER = 2**63 - 1
 

@@ -16,6 +16,12 @@ from sqlalchemy import Connection, select
 from tracebox.store.tables import client_keys, quotas, spike_protection
 
 WINDOWS = {60: "minute", 3600: "hour", 86400: "day"}
+# Sentry's data categories (an envelope item's type maps to one); append only: the
+# shared ingest counters number them by position.
+CATEGORIES = (
+    "default", "error", "session", "attachment", "log_item", "transaction", "profile",
+    "replay", "span", "monitor", "internal", "feedback", "security",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -42,10 +42,12 @@ class Space:
 
 
 def new_file_pragmas(cursor: Any) -> None:
-    """Run before ``journal_mode=WAL`` on every connection; only a new, empty file takes
-    them (an existing file keeps its page size and vacuum mode)."""
-    cursor.execute(f"PRAGMA page_size={PAGE_SIZE}")
-    cursor.execute("PRAGMA auto_vacuum=INCREMENTAL")
+    """Run before ``journal_mode=WAL`` on every connection: a new, empty file gets our
+    page size and vacuum mode. Skipped for an existing file, where setting them would
+    wait for the write lock and change nothing."""
+    if cursor.execute("PRAGMA page_count").fetchone()[0] == 0:
+        cursor.execute(f"PRAGMA page_size={PAGE_SIZE}")
+        cursor.execute("PRAGMA auto_vacuum=INCREMENTAL")
 
 
 def convert(path: Path) -> bool:

@@ -187,3 +187,15 @@ def existing_projects(conn: Connection, project_ids: Iterable[int]) -> set[int]:
         return set()
     query = select(projects.c.id).where(projects.c.id.in_(ids))
     return {int(i) for i in conn.execute(query).scalars()}
+
+
+def refused_since(conn: Connection, project_id: int, hour: int, reason: str) -> int:
+    """Items of the project refused for ``reason`` since ``hour`` (usage_hourly's key)."""
+    t = usage_hourly
+    query = select(func.coalesce(func.sum(t.c.count), 0)).where(
+        t.c.project_id == project_id,
+        t.c.hour >= hour,
+        t.c.outcome == Outcome.REFUSED.value,
+        t.c.reason == reason,
+    )
+    return int(conn.execute(query).scalar_one())

@@ -89,6 +89,13 @@ class Settings(BaseSettings):
     dictionary_bytes: int = 110 * KIB  # as zstd's --maxdict default (112,640 bytes)
     dictionary_min_events: int = 1000  # a project is trained once it stores this many events
 
+    # --- quotas and spike protection (set per project; these are the instance's bounds) --
+    # Quotas are counted per node (shared by its web workers); with several nodes behind
+    # one load balancer, each enforces 1/N of every limit.
+    quota_nodes: int = Field(default=1, ge=1, description="nodes sharing the ingest load")
+    spike_protection_min_per_minute: int = 120  # never limits a project below this rate
+    spike_protection_seconds: int = 3600  # a detected spike's limit holds this long
+
     # --- web UI ------------------------------------------------------------------------
     # Signs session cookies and CSRF tokens. Empty: a random key is created once in
     # <data_dir>/secret_key (mode 0600). Several nodes on one PostgreSQL must share it.

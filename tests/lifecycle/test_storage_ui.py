@@ -12,7 +12,7 @@ from tests.lifecycle.helpers import DAY
 from tracebox.config import Settings
 from tracebox.lifecycle.cleanup import CleanupLoop
 from tracebox.models import AccessLevel
-from tracebox.store import Database, retention
+from tracebox.store import Database, quotas, retention, usage
 from tracebox.store.tables import errors, events
 
 
@@ -122,3 +122,39 @@ def test_admin_storage_and_audit_pages_are_for_admins(ui: Ui) -> None:
     storage = ui.client.get("/admin/storage")
     assert storage.status_code == 200 and "Disk budget" in storage.text
     assert ui.client.get("/admin/audit_events").status_code == 200
+
+
+def test_quotas_form_saves_rows_and_spike_protection(ui: Ui, db: Database) -> None:
+    owner = ui.user("owner")
+    project = ui.project("acme/web", owner)
+    ui.sign_in(owner)
+    page = "/acme/web/-/settings/storage"
+    form = {
+        "category_0": "error", "window_0": "60", "max_count_0": "100", "key_0": "",
+        "category_1": "session", "window_1": "86400", "max_count_1": "", "key_1": "",
+        "spike_enabled": "1", "spike_multiplier": "5",
+    }  # fmt: skip
+
+    assert ui.post(page + "/quotas", form, page=page).status_code == 303
+    bad = ui.post(page + "/quotas", {**form, "spike_multiplier": "1"}, page=page)
+    assert bad.status_code == 400 and "spike multiplier must be from 2" in bad.text
+
+    with db.read() as conn:
+        saved = quotas.get(conn, project.id)
+    assert saved.quotas == (quotas.Quota("error", 60, 100),)
+    assert saved.spike == quotas.SpikeProtection(True, 5.0)
+    assert 'value="100"' in ui.client.get(page).text
+
+
+def test_a_banner_says_when_spike_protection_refused_events(ui: Ui, db: Database) -> None:
+    owner = ui.user("owner")
+    project = ui.project("acme/web", owner)
+    ui.sign_in(owner)
+    assert 'id="spike-banner"' not in ui.client.get("/acme/web/-/error_tracking").text
+    with db.write() as conn:
+        hour = int(time.time() // 3600)
+        usage.count_outcomes(conn, {(project.id, hour, "error", "refused", "spike_protection"): 42})
+
+    page = ui.client.get("/acme/web/-/error_tracking").text
+
+    assert 'id="spike-banner"' in page and "42 events were refused" in page

@@ -110,6 +110,7 @@ def _project_routes(page: Callable[..., Route]) -> list[Route]:
         page(P + "/audit_events", routes_storage.project_audit),
         page(P + "/settings/storage", routes_storage.storage_settings),
         page(P + "/settings/storage/retention", routes_storage.save_retention, POST),
+        page(P + "/settings/storage/quotas", routes_storage.save_quotas, POST),
         page(P + "/settings/storage/user_deletions", routes_storage.delete_user, POST),
         page(P + "/settings/storage/erase", routes_storage.erase_data, POST),
         page(monitor, routes_settings.monitor),

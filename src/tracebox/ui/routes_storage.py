@@ -9,18 +9,24 @@ from tracebox.accounts.policy import Action, require_admin
 from tracebox.accounts.projects import ProjectAccess
 from tracebox.errors import BadRequest, NotFound
 from tracebox.lifecycle import deletion as deletions
-from tracebox.lifecycle import report
+from tracebox.lifecycle import limits, report
 from tracebox.lifecycle import retention as lifecycle_retention
 from tracebox.lifecycle.deletion import UserField, user_target
-from tracebox.store import audit, deletion, errors_read
+from tracebox.store import audit, client_keys, deletion, errors_read, quotas
 from tracebox.store.audit import Author
 from tracebox.store.deletion import DeletionJob, JobKind
+from tracebox.store.quotas import CATEGORIES, WINDOWS, Quota, SpikeProtection
 from tracebox.tracking.models import Bucket
 from tracebox.ui import charts
 from tracebox.ui.links import project_url
 from tracebox.ui.web import Req, sentence
 
 MAX_DAYS = 3650  # as the API's bound
+MAX_QUOTA = 10**12  # as the API's bound
+MAX_SPIKE_MULTIPLIER = 1000  # as the API's bound
+MAX_QUOTA_ROWS = 50  # as the API's bound
+EMPTY_QUOTA_ROWS = 3  # blank rows the form offers for new quotas
+MAX_KEYS = 100
 MAX_EVENTS_PER_ERROR = 1_000_000
 AUDIT_PER_PAGE = 50
 JOBS_SHOWN = 10
@@ -47,6 +53,9 @@ def storage_settings(r: Req, project: str, error: str | None = None, status: int
     found = report.project(r.db, r.ctx.settings, access.project.id)
     with r.db.read() as conn:
         jobs = deletion.list_for_project(conn, access.project.id, JOBS_SHOWN)
+        saved = quotas.get(conn, access.project.id)
+        keys = client_keys.list_for_project(conn, access.project.id, limit=MAX_KEYS)
+    rows = list(saved.quotas) + [None] * EMPTY_QUOTA_ROWS
     return r.render(
         "settings/storage.html",
         status,
@@ -56,7 +65,48 @@ def storage_settings(r: Req, project: str, error: str | None = None, status: int
         jobs=jobs,
         error=error,
         fields=UserField,
+        limits=saved,
+        quota_rows=rows,
+        keys=keys,
+        categories=CATEGORIES,
+        windows=WINDOWS,
     )
+
+
+def save_quotas(r: Req, project: str) -> Response:
+    access = r.project(project, Action.ADMIN_ERROR_TRACKING)
+    try:
+        found = [q for i in range(MAX_QUOTA_ROWS) if (q := _quota_row(r, i)) is not None]
+        spike = SpikeProtection(r.form.checked("spike_enabled"), _multiplier(r))
+        limits.save(r.db, access.project, _author(r), found, spike)
+    except BadRequest as e:
+        return storage_settings(r, project, sentence(e.message), 400)
+    r.flash("notice", "Quotas saved; ingestion applies them within seconds.")
+    return r.redirect(_storage_url(access) + "#quotas")
+
+
+def _quota_row(r: Req, i: int) -> Quota | None:
+    count = r.form.text(f"max_count_{i}")
+    if not count:
+        return None
+    category, window = r.form.get(f"category_{i}", ""), r.form.get(f"window_{i}", "")
+    key = r.form.get(f"key_{i}", "")
+    if category not in CATEGORIES or not window.isdigit() or int(window) not in WINDOWS:
+        raise BadRequest(f"quota {i + 1}: choose a data category and a window")
+    if not count.isdigit() or int(count) > MAX_QUOTA or (key and not key.isdigit()):
+        raise BadRequest(f"quota {i + 1}: the limit must be a whole number up to {MAX_QUOTA:,}")
+    return Quota(category, int(window), int(count), int(key) if key else None)
+
+
+def _multiplier(r: Req) -> float:
+    text = r.form.text("spike_multiplier") or "10"
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 2 <= value <= MAX_SPIKE_MULTIPLIER:
+        raise BadRequest(f"the spike multiplier must be from 2 to {MAX_SPIKE_MULTIPLIER}")
+    return value
 
 
 def save_retention(r: Req, project: str) -> Response:

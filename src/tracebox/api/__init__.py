@@ -15,7 +15,15 @@ from fastapi.openapi.utils import get_openapi
 from starlette.routing import BaseRoute
 
 from tracebox import __version__ as tracebox_version
-from tracebox.api import problems, routes_errors, routes_projects, routes_tracking, routes_users
+from tracebox.api import (
+    problems,
+    routes_errors,
+    routes_projects,
+    routes_tracking,
+    routes_users,
+    sentry_artifacts,
+    sentry_releases,
+)
 from tracebox.api import sentry as sentry_routes
 from tracebox.api.context import ApiContext
 from tracebox.api.rawpath import ApiMount, EncodedSlashPaths
@@ -58,6 +66,8 @@ def create_sentry(ctx: ApiContext) -> FastAPI:
     app = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
     app.state.api_context = ctx
     app.include_router(sentry_routes.router)
+    app.include_router(sentry_releases.router)  # sentry-cli: auth, organizations, releases
+    app.include_router(sentry_artifacts.router)  # sentry-cli: source map uploads
     problems.install(app, problems.sentry_body)
     app.add_middleware(EncodedSlashPaths)
     return app

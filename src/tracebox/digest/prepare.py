@@ -1,4 +1,8 @@
-"""Turn decoded spool records into rows for the store (pure: no I/O)."""
+"""Turn decoded spool records into rows for the store.
+
+Pure but for symbolication, which reads source map artifacts through the injected
+``Symbolicator`` (its lookups are memoized per batch, its parsed maps cached).
+"""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ from tracebox import grouping
 from tracebox.protocol.event import summarize
 from tracebox.store.digest import PreparedEvent
 from tracebox.store.payloads import PayloadEncoder
+from tracebox.symbolication import Symbolicator
 
 
 @dataclass
@@ -24,11 +29,14 @@ class PreparedBatch:
 
 
 class Preparer:
-    def __init__(self) -> None:
+    def __init__(self, symbolicator: Symbolicator | None = None) -> None:
         self._payloads = PayloadEncoder()
+        self._symbolicator = symbolicator
 
     def prepare(self, records: list[bytes]) -> PreparedBatch:
         batch = PreparedBatch()
+        if self._symbolicator is not None:
+            self._symbolicator.begin_batch()
         for raw in records:
             try:
                 record = orjson.loads(raw)
@@ -62,6 +70,8 @@ class Preparer:
             raise ValueError(f"unknown spool record kind {kind!r}")
 
     def prepare_event(self, project_id: int, event: dict[str, Any]) -> PreparedEvent:
+        if self._symbolicator is not None:  # after scrubbing, before grouping (shared decision 2)
+            self._symbolicator.symbolicate(project_id, event)
         group = grouping.calculate(event)
         summary = summarize(event)
         return PreparedEvent(

@@ -126,6 +126,8 @@ REPORTER = _body({"access_level": 20})
 ACTIVE = _body({"active": True})
 ACTIVE_INTEGRATED = _body({"active": True, "integrated": True})
 UNRESOLVED = _body({"status": "unresolved"})
+NEW_RELEASE = _body({"version": "web@1", "projects": ["web"]})
+ASSEMBLE = _body({"checksum": "a" * 40, "chunks": ["a" * 40], "projects": ["web"]})
 
 # (method, path template, body factory or None, expected statuses in CALLERS order)
 # fmt: off
@@ -164,6 +166,13 @@ MATRIX: list[tuple[str, str, Any, str]] = [
     ("GET",    "/api/0/issues/{e}/", None,                    "401 404 403 200 200 200 200 200 200 401 401"),
     ("GET",    "/api/0/issues/{e}/events/latest/", None,      "401 404 403 200 200 200 200 200 200 401 401"),
     ("PUT",    "/api/0/issues/{e}/", UNRESOLVED,              "401 404 403 403 200 200 200 200 403 401 401"),
+    # sentry-cli (docs/sourcemaps.md): Developer+ creates releases and uploads
+    ("GET",    "/api/0/", None,                               "200 200 200 200 200 200 200 200 200 401 401"),
+    ("GET",    "/api/0/organizations/acme/projects/", None,   "401 404 200 200 200 200 200 200 200 401 401"),
+    ("GET",    "/api/0/organizations/acme/chunk-upload/", None, "401 404 200 200 200 200 200 200 200 401 401"),
+    ("POST",   "/api/0/organizations/acme/releases/", NEW_RELEASE, "401 404 403 403 201 201 201 201 403 401 401"),
+    ("GET",    "/api/0/organizations/acme/releases/web@1/", None, "401 404 404 200 200 200 200 200 200 401 401"),
+    ("POST",   "/api/0/organizations/acme/artifactbundle/assemble/", ASSEMBLE, "401 404 403 403 200 200 200 200 403 401 401"),
 ]
 # fmt: on
 

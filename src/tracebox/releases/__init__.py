@@ -114,10 +114,17 @@ def list_views(conn: Connection, projects: Sequence[Project], *, limit: int) -> 
     """The versions of ``projects``, newest first."""
     by_id = {p.id: p for p in projects}
     views: dict[str, ReleaseView] = {}
-    for row in releases.list_release_rows(conn, list(by_id), limit=limit):
+    rows = releases.list_release_rows(conn, list(by_id), limit=limit)
+    for row in rows:
         found = views.setdefault(row.version, ReleaseView(row.version, [], []))
         found.rows.append(row)
         found.projects.append(by_id[row.project_id])
+    deploys = releases.list_deploys(conn, [r.id for r in rows]) if rows else []
+    new_errors = {p: releases.new_errors_by_release(conn, p) for p in {r.project_id for r in rows}}
+    for found in views.values():
+        ids = {r.id for r in found.rows}
+        found.deploys = [d for d in deploys if d.release_id in ids]
+        found.new_groups = sum(new_errors[p.id].get(found.version, 0) for p in found.projects)
     return list(views.values())
 
 

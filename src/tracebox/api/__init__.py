@@ -17,6 +17,7 @@ from starlette.routing import BaseRoute
 from tracebox import __version__ as tracebox_version
 from tracebox.api import (
     problems,
+    routes_artifacts,
     routes_errors,
     routes_projects,
     routes_tracking,
@@ -53,7 +54,7 @@ def create_v4(ctx: ApiContext) -> FastAPI:
         responses=problems.PROBLEM_RESPONSES,
     )
     app.state.api_context = ctx
-    for module in (routes_users, routes_projects, routes_tracking, routes_errors):
+    for module in (routes_users, routes_projects, routes_tracking, routes_errors, routes_artifacts):
         app.include_router(module.router)
     problems.install(app, problems.gitlab_body)
     app.add_middleware(EncodedSlashPaths)

@@ -90,6 +90,8 @@ async def upload_chunks(
         ]
     now = time.time()
     with ctx.db.write() as conn:
+        # Chunks of uploads that were never assembled go after a while (indexed, cheap).
+        artifacts.delete_expired_chunks(conn, before=now - s.artifact_chunk_ttl_hours * 3600)
         for claimed, data in received:
             if artifacts.sha1(data) != claimed.lower():
                 raise BadRequest(f"chunk {claimed[:40]!r} does not match its SHA-1")

@@ -29,7 +29,7 @@ from tracebox.symbolication.urls import candidate_urls, resolve, source_filename
     ],
 )
 def test_candidate_names(abs_path: str, names: list[str]) -> None:
-    assert candidate_urls(abs_path) == names
+    assert list(candidate_urls(abs_path)) == names
 
 
 def test_references_resolve_against_tilde_names_and_urls() -> None:

@@ -96,18 +96,28 @@ class Symbolicator:
             dist=_text(event.get("dist")) or "",
             images=_debug_images(event),
         )
+        found: dict[str, Found | Unmapped] = {}  # per file: frames of one file share it
         for owner in stacks:
             frames = owner["stacktrace"]["frames"]
             raw = [dict(f) for f in frames]
-            mapped = [self._frame(ctx, f) for f in frames if _candidate(f)]
+            mapped = [self._frame(ctx, f, found) for f in frames if _candidate(f)]
             if any(mapped):
                 owner["raw_stacktrace"] = {"frames": raw}
 
-    def _frame(self, ctx: _EventContext, frame: dict[str, Any]) -> bool:
+    def _frame(
+        self, ctx: _EventContext, frame: dict[str, Any], known: dict[str, Found | Unmapped]
+    ) -> bool:
         """Map one frame in place; True if it was mapped."""
         path = frame.get("abs_path") or frame["filename"]
+        if path not in known:
+            try:
+                known[path] = self._find(ctx, path)
+            except Unmapped as e:
+                known[path] = e
         try:
-            found = self._find(ctx, path)
+            found = known[path]
+            if isinstance(found, Unmapped):
+                raise found
             parsed = self._parsed(found)
             token = _lookup(parsed, frame["lineno"], frame["colno"], found)
         except Unmapped as e:

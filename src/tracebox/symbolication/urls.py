@@ -9,13 +9,15 @@ query string, then without; the fragment never counts.
 from __future__ import annotations
 
 import posixpath
+from functools import lru_cache
 from urllib.parse import unquote, urljoin, urlsplit
 
 # Source map `sources` that name a bundler's namespace rather than a web location.
 _BUNDLER_SCHEMES = ("webpack://", "webpack-internal://", "rollup://", "vite://")
 
 
-def candidate_urls(abs_path: str) -> list[str]:
+@lru_cache(maxsize=4096)
+def candidate_urls(abs_path: str) -> tuple[str, ...]:
     """Names an uploaded file may carry for a frame's ``abs_path``, best first."""
     url = abs_path.partition("#")[0]
     without_query = url.partition("?")[0]
@@ -31,9 +33,10 @@ def candidate_urls(abs_path: str) -> list[str]:
             names.append(tilde)
     elif url.startswith("/"):
         names.append(f"~{without_query}")
-    return list(dict.fromkeys(names))
+    return tuple(dict.fromkeys(names))
 
 
+@lru_cache(maxsize=4096)  # a handful of (file, reference) pairs per build, per frame
 def resolve(base: str, reference: str) -> str:
     """``reference`` (a ``sourceMappingURL`` or a map's source) relative to ``base``,
     which may be a ``~/`` name: ``resolve("~/static/app.js", "app.js.map")`` is

@@ -11,10 +11,9 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.api.conftest import Api
+from tests.inprocess import Api
 from tests.sourcemaps.bundles import MINIFIED, SOURCE_MAP, app_bundle
-from tracebox.accounts.models import AccessLevel, User
-from tracebox.models import Project
+from tracebox.models import AccessLevel, Project, User
 
 
 def sha1(data: bytes) -> str:

@@ -24,8 +24,8 @@ from tests.browser.harness import sign_in
 from tests.helpers import LiveServer, free_port, start_server, wait_for
 from tests.sourcemaps.toolchain import APP, Toolchain, serve_site, toolchain_dir
 from tracebox.accounts import personal_tokens, users
-from tracebox.accounts.models import AccessLevel
 from tracebox.config import Settings
+from tracebox.models import AccessLevel
 from tracebox.store import Database, client_keys, members, projects
 
 pytestmark = pytest.mark.slow

@@ -13,10 +13,9 @@ from collections.abc import Sequence
 from sqlalchemy import Connection
 
 from tracebox.accounts import projects as project_access
-from tracebox.accounts.errors import InvalidParameter
 from tracebox.accounts.policy import Action, Principal, effective_level, permits
 from tracebox.accounts.projects import ProjectAccess
-from tracebox.errors import NotFound
+from tracebox.errors import InvalidParameter, NotFound
 from tracebox.models import Project
 from tracebox.store import members
 

@@ -28,6 +28,7 @@ from tracebox.api import (
 from tracebox.api import sentry as sentry_routes
 from tracebox.api.context import ApiContext
 from tracebox.api.rawpath import ApiMount, EncodedSlashPaths
+from tracebox.asgi import OneReadPerRequest
 
 __all__ = ["ApiContext", "create_sentry", "create_v4", "mounts"]
 
@@ -57,6 +58,7 @@ def create_v4(ctx: ApiContext) -> FastAPI:
     for module in (routes_users, routes_projects, routes_tracking, routes_errors, routes_artifacts):
         app.include_router(module.router)
     problems.install(app, problems.gitlab_body)
+    app.add_middleware(OneReadPerRequest, db=ctx.db)
     app.add_middleware(EncodedSlashPaths)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app
@@ -70,6 +72,7 @@ def create_sentry(ctx: ApiContext) -> FastAPI:
     app.include_router(sentry_releases.router)  # sentry-cli: auth, organizations, releases
     app.include_router(sentry_artifacts.router)  # sentry-cli: source map uploads
     problems.install(app, problems.sentry_body)
+    app.add_middleware(OneReadPerRequest, db=ctx.db)
     app.add_middleware(EncodedSlashPaths)
     return app
 

@@ -16,11 +16,17 @@ from fastapi import APIRouter, Body, Request, Response
 from starlette.datastructures import UploadFile
 
 from tracebox.accounts import organizations as orgs
-from tracebox.accounts.errors import Conflict, InvalidParameter
 from tracebox.accounts.policy import Action, Principal
 from tracebox.api import sentry_cli_shapes as shapes
 from tracebox.api.context import Ctx, CurrentPrincipal
-from tracebox.errors import BadRequest, Forbidden, NotFound, PayloadTooLarge
+from tracebox.errors import (
+    BadRequest,
+    Conflict,
+    Forbidden,
+    InvalidParameter,
+    NotFound,
+    PayloadTooLarge,
+)
 from tracebox.models import Project
 from tracebox.releases import validate_version, view
 from tracebox.store import artifacts

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from tracebox.accounts.models import Scope
 from tracebox.accounts.organizations import namespace_of, slug_of
 from tracebox.accounts.policy import Principal
 from tracebox.api.timefmt import iso_seconds
-from tracebox.models import Project
+from tracebox.models import Project, Scope
 from tracebox.releases import ReleaseView
 from tracebox.store.artifacts import ArtifactFile
 from tracebox.store.releases import DeployRow

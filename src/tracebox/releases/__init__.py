@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy import Connection
 
-from tracebox.accounts.errors import InvalidParameter
+from tracebox.errors import InvalidParameter
 from tracebox.models import Project
 from tracebox.store import artifacts, releases
 from tracebox.store.releases import DeployRow, ReleaseRow

@@ -11,6 +11,7 @@ from tracebox.models import ErrorStatus
 from tracebox.store import artifacts
 from tracebox.store import releases as release_store
 from tracebox.symbolication import FAILURE_TITLES
+from tracebox.tracking import IntegratedSource
 from tracebox.tracking.cursor import MAX_CURSOR_LENGTH
 from tracebox.ui import charts, presenters
 from tracebox.ui.routes_errors import tracking_source
@@ -23,7 +24,7 @@ def error_details(r: Req, project: str, error_id: int) -> Response:
     if cursor is not None and len(cursor) > MAX_CURSOR_LENGTH:
         raise BadRequest("cursor is invalid")
     raw = r.query("raw") == "1"  # the minified frames of a source-mapped stack trace
-    source, _ = tracking_source(r, access)
+    source = tracking_source(r, access)
     details = source.get(error_id)
     # One event per page: its cursors step to the next older and newer events.
     step = source.events(error_id, cursor=cursor, per_page=1)
@@ -57,10 +58,10 @@ def releases(r: Req, project: str) -> Response:
     """Release health per environment, and every release with its deploys, artifacts
     and new errors (sentry-cli's, events' and sessions' releases alike)."""
     access = r.project(project, Action.READ_ERRORS)
-    source, settings = tracking_source(r, access)
+    source = tracking_source(r, access)
     overview: list[release_records.ReleaseOverview] = []
     unreleased = 0
-    if settings is None or settings.integrated:  # a linked Sentry keeps its own artifacts
+    if isinstance(source, IntegratedSource):  # a linked Sentry keeps its own artifacts
         with r.db.read() as conn:
             health = [
                 (c.release, c.environment, c.last_started)

@@ -235,7 +235,7 @@ def test_missing_artifacts_are_explained(browser: Browser, world: World) -> None
     assert thrower["filename"].endswith("/static/app.min.js")
     assert thrower["symbolicated"] is False
     assert thrower["symbolication_error"] == "missing_artifact"
-    assert "nothing was uploaded for release shop@4.0.0" in thrower["symbolication_detail"]
+    assert "Nothing was uploaded for release shop@4.0.0" in thrower["symbolication_detail"]
 
     _, no_release = stored_event(world, throw_in_browser(browser, site, world, ""))
     frame = no_release["exceptions"][-1]["stack_trace"][-1]

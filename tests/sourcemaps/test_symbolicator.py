@@ -155,7 +155,7 @@ def test_a_debug_id_without_its_map_falls_back_to_the_release(db: Database) -> N
             "nothing",
             {"release": "web@9"},
             "missing_artifact",
-            "nothing was uploaded for release web@9",
+            "Nothing was uploaded for release web@9",
         ),
         (
             "other-url",

@@ -162,7 +162,7 @@ class Symbolicator:
             what = "Only the minified file" if minified else "Nothing"
             raise Unmapped(
                 Failure.MISSING_SOURCEMAP,
-                f"Map missing for this file: {what} with debug ID {debug_id} was uploaded; "
+                f"{what} with debug ID {debug_id} was uploaded; "
                 "upload the source map with `sentry-cli sourcemaps upload`.",
             )
         return Found(maps[0], minified, "debug_id")
@@ -180,10 +180,10 @@ class Symbolicator:
             uploaded = self.artifacts.release_file_count(ctx.project_id, release, dist)
             in_release = f"release {release}" + (f" (dist {dist})" if dist else "")
             detail = (
-                f"No artifact for this release: {uploaded} files of {in_release} were uploaded, "
+                f"{uploaded} files of {in_release} were uploaded, "
                 f"none named {' or '.join(names[-2:])}."
                 if uploaded
-                else f"No artifact for this release: nothing was uploaded for {in_release}."
+                else f"Nothing was uploaded for {in_release}."
             )
             raise Unmapped(Failure.MISSING_ARTIFACT, detail)
         return self._map_of(ctx, minified)
@@ -193,7 +193,7 @@ class Symbolicator:
         if reference is None:
             raise Unmapped(
                 Failure.MISSING_SOURCEMAP,
-                f"Map missing for this file: {minified.url} names no source map "
+                f"{minified.url} names no source map "
                 "(no sourceMappingURL comment and no Sourcemap header).",
             )
         if reference.startswith("data:"):
@@ -206,7 +206,7 @@ class Symbolicator:
         if not maps:
             raise Unmapped(
                 Failure.MISSING_SOURCEMAP,
-                f"Map missing for this file: {minified.url} names {map_url}, "
+                f"{minified.url} names {map_url}, "
                 f"which was not uploaded for release {ctx.release}.",
             )
         return Found(maps[0], minified, "release")

@@ -6,7 +6,7 @@ Everything here is still untrusted event content; templates escape all of it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from tracebox.tracking.models import Event, ExceptionInfo, Frame
@@ -81,10 +81,14 @@ def _groups(
     marked = any(f.in_app for f, _ in frames)
     groups: list[FrameGroup] = []
     expanded = not expand_first
+    explained: set[str] = set()  # a mapping failure is explained once per stack trace
     for frame, minified in frames:
         library = marked and not frame.in_app
         expand = not expanded and not library and bool(frame.context)
         view = _frame(frame, expand=expand, minified=None if raw else minified)
+        if view.mapping_detail in explained:
+            view = replace(view, mapping_detail="")
+        explained.add(view.mapping_detail)
         expanded = expanded or view.expanded
         if groups and groups[-1].library and library:
             groups[-1].frames.append(view)

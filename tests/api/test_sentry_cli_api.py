@@ -229,3 +229,18 @@ def test_roles_and_scopes(api: Api, project: Project, owner: User) -> None:
         Cli(api, api.token(reporter))("GET", "/organizations/acme/releases/web@4/").status_code
         == 200
     )
+
+
+def test_legacy_chunked_release_files(cli: Cli) -> None:
+    """sentry-cli before artifact bundles: chunks, then ``releases/{version}/assemble/``."""
+    cli("POST", "/organizations/acme/releases/", json={"version": "web@5", "projects": ["web"]})
+    data = app_bundle(debug_id=None)
+    files = [("file_gzip", (sha1(data), gzip.compress(data), "application/octet-stream"))]
+    assert cli("POST", "/organizations/acme/chunk-upload/", files=files).status_code == 200
+    body = {"checksum": sha1(data), "chunks": [sha1(data)]}
+    found = cli("POST", "/organizations/acme/releases/web@5/assemble/", json=body).json()
+    assert found["state"] == "ok", found
+    names = sorted(f["name"] for f in cli("GET", "/projects/acme/web/releases/web@5/files/").json())
+    assert names == ["~/static/app.min.js", "~/static/app.min.js.map"]
+    missing = cli("POST", "/organizations/acme/releases/nope/assemble/", json=body)
+    assert missing.status_code == 404

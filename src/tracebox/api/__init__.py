@@ -23,6 +23,7 @@ from tracebox.api import (
     routes_tracking,
     routes_users,
     sentry_artifacts,
+    sentry_release_files,
     sentry_releases,
 )
 from tracebox.api import sentry as sentry_routes
@@ -71,6 +72,7 @@ def create_sentry(ctx: ApiContext) -> FastAPI:
     app.include_router(sentry_routes.router)
     app.include_router(sentry_releases.router)  # sentry-cli: auth, organizations, releases
     app.include_router(sentry_artifacts.router)  # sentry-cli: source map uploads
+    app.include_router(sentry_release_files.router)  # older sentry-cli: release files
     problems.install(app, problems.sentry_body)
     app.add_middleware(OneReadPerRequest, db=ctx.db)
     app.add_middleware(EncodedSlashPaths)

@@ -6,14 +6,19 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import time
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.inprocess import Api
+from tests.inprocess import Api, api_client
 from tests.sourcemaps.bundles import MINIFIED, SOURCE_MAP, app_bundle
+from tracebox.api.sentry_artifacts import MULTIPART_OVERHEAD_BYTES
+from tracebox.config import Settings
 from tracebox.models import AccessLevel, Project, User
+from tracebox.store import Database, artifacts
 
 
 def sha1(data: bytes) -> str:
@@ -244,3 +249,57 @@ def test_legacy_chunked_release_files(cli: Cli) -> None:
     assert names == ["~/static/app.min.js", "~/static/app.min.js.map"]
     missing = cli("POST", "/organizations/acme/releases/nope/assemble/", json=body)
     assert missing.status_code == 404
+
+
+@pytest.fixture
+def tight(settings: Settings, db: Database) -> Iterator[Api]:
+    """The app with small upload limits: 2 chunks of 64 bytes per request, 300 bytes."""
+    small = settings.model_copy(
+        update={
+            "artifact_chunk_bytes": 64,
+            "artifact_max_chunks_per_request": 2,
+            "artifact_max_request_bytes": 300,
+        }
+    )
+    yield from api_client(small, db)
+
+
+def _chunks(n: int) -> list[tuple[str, tuple[str, bytes, str]]]:
+    parts = [bytes([65 + i]) * 64 for i in range(n)]
+    return [("file", (sha1(p), p, "application/octet-stream")) for p in parts]
+
+
+def test_chunks_per_request_at_and_past_the_limit(tight: Api) -> None:
+    owner = tight.user("owner")
+    tight.project("acme/web", owner)
+    cli = Cli(tight, tight.token(owner))
+    assert cli("POST", "/organizations/acme/chunk-upload/", files=_chunks(2)).status_code == 200
+    past = cli("POST", "/organizations/acme/chunk-upload/", files=_chunks(3))
+    assert past.status_code == 400 and set(past.json()) == {"detail"}
+
+
+def test_request_size_at_and_past_the_limit(tight: Api) -> None:
+    owner = tight.user("owner")
+    tight.project("acme/web", owner)
+    cli = Cli(tight, tight.token(owner))
+    limit = 300 + MULTIPART_OVERHEAD_BYTES
+    headers = {
+        "Authorization": f"Bearer {cli.token}",
+        "Content-Type": "multipart/form-data; boundary=x",
+    }
+    url = "/api/0/organizations/acme/chunk-upload/"
+    body = b"--x--\r\n".ljust(limit, b" ")
+    at = tight.client.post(url, content=body, headers=headers)
+    assert at.status_code == 200, at.text
+    past = tight.client.post(url, content=body + b" ", headers=headers)
+    assert past.status_code == 413
+
+
+def test_chunks_never_assembled_expire(api: Api, cli: Cli) -> None:
+    ttl = api.settings.artifact_chunk_ttl_hours * 3600
+    with api.db.write() as conn:
+        old = artifacts.save_chunk(conn, b"old chunk", now=time.time() - ttl - 1)
+        kept = artifacts.save_chunk(conn, b"recent chunk", now=time.time() - ttl + 60)
+    cli("POST", "/organizations/acme/chunk-upload/", files=_chunks(1))
+    with api.db.read() as conn:
+        assert artifacts.missing_chunks(conn, [old, kept]) == [old]

@@ -36,6 +36,7 @@ from typing import Any
 import orjson
 
 from tracebox.digest.prepare import Preparer
+from tracebox.spool.record import RecordKind, SpoolRecord
 from tracebox.store import Database, artifacts, projects
 from tracebox.store import digest as store_digest
 from tracebox.symbolication import MapCache, StoreArtifacts, Symbolicator
@@ -178,7 +179,12 @@ def digest(
 ) -> tuple[float, float]:
     """Events/s through the digest's prepare step and the batch write: by the wall clock,
     and by this process's CPU time (the machine is shared, so both are printed)."""
-    records = [orjson.dumps({"kind": "event", "project_id": project_id, "payload": e}) for e in evs]
+    records = [
+        SpoolRecord(
+            RecordKind.EVENT, project_id, 1, time.time(), orjson.dumps(e), event_id=e["event_id"]
+        ).encode()
+        for e in evs
+    ]
     wall, cpu = time.perf_counter(), time.process_time()
     for i in range(0, len(records), batch):
         prepared = preparer.prepare(records[i : i + batch])
@@ -239,9 +245,13 @@ def main() -> None:
         n, batch = args.events, args.batch
         plain = digest(db, Preparer(), bare_projects[0], events(minified, n), batch)
         symbolicator = Symbolicator(StoreArtifacts(db), MapCache(512 * 1024 * 1024))
-        nothing = digest(db, Preparer(symbolicator), bare_projects[1], events(minified, n), batch)
+        nothing = digest(
+            db, Preparer(symbolicator=symbolicator), bare_projects[1], events(minified, n), batch
+        )
         warm = Symbolicator(StoreArtifacts(db), MapCache(512 * 1024 * 1024))
-        mapped_rate = digest(db, Preparer(warm), mapped_project, events(minified, n), batch)
+        mapped_rate = digest(
+            db, Preparer(symbolicator=warm), mapped_project, events(minified, n), batch
+        )
         assert warm.cache.parses == 1, warm.cache.parses
         print(
             f"machine: {platform.node()} {os.cpu_count()} CPUs, Python {platform.python_version()}"

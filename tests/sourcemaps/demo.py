@@ -92,15 +92,15 @@ def add(db: Database, project_id: int) -> None:
             date_started=now - 2900,
             date_finished=now - 2800,
         )
-    preparer = Preparer(Symbolicator(StoreArtifacts(db), MapCache(10**8)))
+    preparer = Preparer()
+    symbolicator = Symbolicator(StoreArtifacts(db), MapCache(10**8))
+    symbolicator.begin_batch()
     raws = [browser_event(release=RELEASE, mapped=True, at=now - 60 * n) for n in range(1, 9)]
     raws.append(browser_event(release="storefront@2.4.0", mapped=False, at=now - 7200))
-    preparer.prepare([])  # a new batch: artifact lookups start fresh
-    prepared = [
-        preparer.prepare_event(
-            project_id, normalize_event(r, received_at=now, client_ip="192.0.2.1")
-        )
-        for r in raws
-    ]
+    prepared = []
+    for raw in raws:
+        event = normalize_event(raw, received_at=now, client_ip="192.0.2.1")
+        symbolicator.symbolicate(project_id, event)  # as the digest does, before grouping
+        prepared.append(preparer.prepare_event(project_id, event))
     with db.write() as conn:
         store_digest.write_events(conn, prepared)

@@ -297,3 +297,19 @@ def test_other_platforms_and_mapped_frames_are_left_alone(db: Database) -> None:
     once = copy.deepcopy(event)
     symbolicator.symbolicate(project.id, event)  # a replayed record maps nothing twice
     assert event == once
+
+
+def test_a_failing_lookup_stores_the_event_unmapped(db: Database) -> None:
+    """The artifacts cannot be read (database down, a bug): the event keeps its frames."""
+    project = _project(db)
+    _upload(db, project, app_bundle())
+    symbolicator = _symbolicator(db)
+
+    def broken(_checksum: str) -> bytes | None:
+        raise RuntimeError("database is down")
+
+    symbolicator.artifacts.read = broken  # type: ignore[method-assign]
+    event = _event(debug_id=DEBUG_ID)
+    before = copy.deepcopy(event)
+    symbolicator.symbolicate(project.id, event)
+    assert event == before

@@ -50,7 +50,7 @@ class DigestWorker:
         self.reader = reader
         self.batch_size = batch_size
         self.symbolicator = Symbolicator(StoreArtifacts(db), MapCache(symbolication_cache_bytes))
-        self.preparer = Preparer(self.symbolicator)
+        self.preparer = Preparer(symbolicator=self.symbolicator)
         self.stats = DigestStats()
 
     def run_once(self) -> int:
@@ -127,7 +127,8 @@ class DigestWorker:
             store_digest.write_session_aggregates(conn, project_id, aggregates)
         store_digest.add_dropped(conn, prepared.dropped)
         if prepared.invalid:
-            log.error("skipped %d undecodable spool records", prepared.invalid)
+            log.warning("spool records set aside: %s", dict(prepared.invalid))
+            result.invalid.update(prepared.invalid)
         return result
 
     def _release(self, positions: dict[str, int]) -> None:

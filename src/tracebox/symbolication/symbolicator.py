@@ -13,6 +13,7 @@ location and says why in ``data.symbolication_error`` (a ``Failure``) and
 from __future__ import annotations
 
 import base64
+import logging
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -24,6 +25,7 @@ from tracebox.symbolication.bundle import discover_sourcemap, normalize_debug_id
 from tracebox.symbolication.cache import MapCache, ParsedMap, parse
 from tracebox.symbolication.frames import apply_token, mark_failed
 
+log = logging.getLogger("tracebox.digest")
 JAVASCRIPT_PLATFORMS = frozenset({"javascript", "node"})
 CONTEXT_LINES = 5  # lines of source before and after the frame's line, as Sentry
 _NOT_FILES = frozenset({"<anonymous>", "[native code]", "native", "<unknown>"})
@@ -97,12 +99,19 @@ class Symbolicator:
             images=_debug_images(event),
         )
         found: dict[str, Found | Unmapped] = {}  # per file: frames of one file share it
-        for owner in stacks:
-            frames = owner["stacktrace"]["frames"]
-            raw = [dict(f) for f in frames]
-            mapped = [self._frame(ctx, f, found) for f in frames if _candidate(f)]
-            if any(mapped):
-                owner["raw_stacktrace"] = {"frames": raw}
+        originals = [(owner, [dict(f) for f in owner["stacktrace"]["frames"]]) for owner in stacks]
+        try:
+            for owner, raw in originals:
+                frames = owner["stacktrace"]["frames"]
+                mapped = [self._frame(ctx, f, found) for f in frames if _candidate(f)]
+                if any(mapped):
+                    owner["raw_stacktrace"] = {"frames": raw}
+        except Exception:
+            # A database error or a bug must not cost the event: it is stored unmapped.
+            log.exception("symbolication failed; the event is stored with its minified frames")
+            for owner, raw in originals:
+                owner["stacktrace"]["frames"] = raw
+                owner.pop("raw_stacktrace", None)
 
     def _frame(
         self, ctx: _EventContext, frame: dict[str, Any], known: dict[str, Found | Unmapped]

@@ -16,6 +16,8 @@ from pathlib import Path
 
 from sqlalchemy import Connection
 
+from tracebox.store import artifacts
+
 
 @dataclass(frozen=True)
 class Removed:
@@ -51,7 +53,35 @@ class Prunable:
     # `limit` rows of the instance. Only for kinds with their own age.
     oldest: Callable[[Connection], float | None] | None = None
     remove_oldest: Callable[[Connection, int], Removed] | None = None
+    # A kind that does not keep ``storage_usage`` counters says what a project stores
+    # (items, bytes) when asked; removals are then not subtracted from the counters.
+    usage: Callable[[Connection, int], tuple[int, int]] | None = None
+
+    @property
+    def counted(self) -> bool:
+        return self.usage is None
 
 
-# One entry per kind; the owners of attachments, logs and source-map artifacts add theirs.
-PRUNABLE_KINDS: tuple[Prunable, ...] = ()
+def _artifact_usage(conn: Connection, project_id: int) -> tuple[int, int]:
+    totals = artifacts.release_totals(conn, project_id).values()
+    return sum(r.files for r in totals), artifacts.project_bytes(conn, project_id)
+
+
+def _artifacts_before(conn: Connection, project_id: int, before: float, _limit: int) -> Removed:
+    removed = artifacts.delete_older_than(conn, project_id, before=before)
+    return Removed(items={project_id: removed} if removed else {})
+
+
+# Source-map artifacts (store.artifacts): uploaded before the project's maximum age, or
+# every one when the project's data is erased. A few files per release: one call each.
+ARTIFACTS = Prunable(
+    name="artifacts",
+    older_than=_artifacts_before,
+    of_project=lambda conn, project_id, limit: _artifacts_before(
+        conn, project_id, float("inf"), limit
+    ),
+    usage=_artifact_usage,
+)
+
+# One entry per kind; the owners of attachments and logs add theirs.
+PRUNABLE_KINDS: tuple[Prunable, ...] = (ARTIFACTS,)

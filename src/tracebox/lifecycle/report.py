@@ -10,7 +10,10 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from sqlalchemy import Connection
+
 from tracebox.config import Settings
+from tracebox.lifecycle.kinds import PRUNABLE_KINDS
 from tracebox.lifecycle.retention import Policy
 from tracebox.store import Database, dictionaries, retention, sqlite_space, usage
 from tracebox.store.dictionaries import DictionaryInfo
@@ -75,7 +78,7 @@ def project(
     now = now or time.time()
     since = _first_hour(now)
     with db.read() as conn:
-        stored = usage.stored(conn, project_id)
+        stored = usage.stored(conn, project_id) | _uncounted(conn, project_id)
         outcomes = _outcomes(usage.outcomes(conn, project_id, since_hour=since))
         days = usage.daily_outcomes(conn, project_id, since_hour=since)
         not_kept = usage.not_kept(conn, project_id)
@@ -110,6 +113,16 @@ def instance(db: Database, settings: Settings, now: float | None = None) -> Inst
         defaults=Policy(settings.retention_days, settings.retention_events_per_error),
         incremental_vacuum=None if mode is None else mode == sqlite_space.AUTO_VACUUM_INCREMENTAL,
     )
+
+
+def _uncounted(conn: Connection, project_id: int) -> dict[str, Stored]:
+    """What kinds that keep no usage counters store (their own query)."""
+    found = {}
+    for kind in PRUNABLE_KINDS:
+        if kind.usage is not None:
+            items, size = kind.usage(conn, project_id)
+            found[kind.name] = Stored(kind.name, items, size)
+    return found
 
 
 def _first_hour(now: float) -> int:

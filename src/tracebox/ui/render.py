@@ -146,13 +146,13 @@ def number(n: int | None) -> str:
 
 
 def filesize(n: int | None) -> str:
-    """Bytes for people: ``0 B``, ``812 B``, ``1.5 KiB``, ``2.3 GiB``."""
-    value = float(n or 0)
+    """Bytes as people read them: ``812 B``, ``14.2 KiB``, ``3.1 MiB``."""
+    size = float(n or 0)
     for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(value) < 1024 or unit == "GiB":
-            return f"{int(value)} {unit}" if unit == "B" else f"{value:,.1f} {unit}"
-        value /= 1024
-    return f"{value:,.1f} GiB"
+        if size < 1024 or unit == "GiB":
+            return f"{int(size)} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} GiB"
 
 
 def percent(value: float | None) -> str:

@@ -96,7 +96,7 @@ def test_quotas_limit_their_category_only_and_name_it(tmp_path: Path) -> None:
     assert run(lim, error=5, session=1) == []
     refused = run(lim, error=1, session=1)
     assert refused == [Limited("error", 60, "project", "quota")]
-    assert rate_limits_header(refused) == "60:error:project:quota_exceeded"
+    assert rate_limits_header(refused) == "60:error;default:project"
     hour = int(NOW // 3600)
     assert lim.counters.drain_refused(NOW) == {(3, hour, "error", "quota"): 1}
 

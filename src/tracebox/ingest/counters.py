@@ -119,6 +119,11 @@ class SharedCounters:
                 self._add(check.key, n, check.expires, now)
         return None
 
+    def full(self, checks: Sequence[Check], now: float) -> Check | None:
+        """The first check with no room for even one more item."""
+        with self._locked_fd():
+            return next((c for c in checks if self._count(c.key, now) >= c.limit), None)
+
     def count(self, key: int, now: float) -> int:
         with self._locked_fd():
             return self._count(key, now)

@@ -52,18 +52,16 @@ class LimiterSettings:
 
 
 def rate_limits_header(limited: list[Limited]) -> str:
-    """``X-Sentry-Rate-Limits``: ``retry_after:categories:scope:reason``, one per limit
-    (Relay's ``format_rate_limits``)."""
+    """``X-Sentry-Rate-Limits``: ``retry_after:categories:scope``, one per limit (Relay's
+    ``format_rate_limits``, without the optional reason code). Events are
+    ``error;default``: SDKs file a message event under ``default``, the same limit here."""
     return ", ".join(
-        f"{x.retry_after}:{x.category}:{x.scope}:{_REASON_CODES[x.reason]}" for x in limited
+        f"{x.retry_after}:{_HEADER_CATEGORIES.get(x.category, x.category)}:{x.scope}"
+        for x in limited
     )
 
 
-_REASON_CODES = {
-    "rate_limit": "key_quota",
-    "quota": "quota_exceeded",
-    "spike_protection": "spike_protection",
-}
+_HEADER_CATEGORIES = {"error": "error;default"}
 
 
 class Limiter:
@@ -110,6 +108,14 @@ class Limiter:
             self.counters.refused(key.project_id, category, over.reason, n, now)
             refused.append(Limited(category, over.retry_after, over.scope, over.reason))
         return refused
+
+    async def exhausted(self, key: IngestKey, category: str) -> Limited | None:
+        """A limit of ``category`` with no room left at all (counts nothing): lets the
+        store endpoint refuse a flood before reading its body."""
+        limits = await self.project_limits(key.project_id)
+        now = self._clock()
+        full = self.counters.full(self._checks(key, limits, category, now), now)
+        return Limited(category, full.retry_after, full.scope, full.reason) if full else None
 
     def refused(self, project_id: int, category: str, reason: str, n: int = 1) -> None:
         """Count a refusal decided elsewhere (invalid, too_large) for the usage view."""
@@ -203,38 +209,3 @@ class Limiter:
             limits = cached[1] if cached else ProjectLimits(project_id)
         self._cache[project_id] = (now + self.settings.cache_seconds, limits)
         return limits
-
-
-# --- until the ingest routes use ``Limiter`` (after the pipeline branch lands) -------------
-
-WINDOW_SECONDS = 60  # the per-worker limiter below
-
-
-class RateLimiter:
-    def __init__(self, per_minute: int, *, clock: Callable[[], float] = time.time) -> None:
-        self.per_minute = per_minute
-        self._clock = clock
-        self._windows: dict[int, tuple[int, int]] = {}  # key id -> (window index, count)
-
-    def retry_after(self, key_id: int) -> int:
-        """0 while the key may send another event now, else seconds until it may retry:
-        lets ingest refuse a key over its limit before reading the request body."""
-        return self._check(key_id, 1, count=False)
-
-    def admit(self, key_id: int, events: int) -> int:
-        """Count ``events`` for the key; return 0 if admitted, else seconds until it may retry."""
-        return self._check(key_id, events, count=True)
-
-    def _check(self, key_id: int, events: int, *, count: bool) -> int:
-        if self.per_minute <= 0 or events <= 0:
-            return 0
-        now = self._clock()
-        window = int(now // WINDOW_SECONDS)
-        current, used = self._windows.get(key_id, (window, 0))
-        if current != window:
-            used = 0
-        if used + events > self.per_minute:
-            return max(1, math.ceil((window + 1) * WINDOW_SECONDS - now))
-        if count:
-            self._windows[key_id] = (window, used + events)
-        return 0

@@ -49,7 +49,7 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--rate", type=float, default=1_000, help="open-loop events/s")
     p.add_argument("--seconds", type=float, default=120, help="open-loop duration")
     p.add_argument("--warmup", type=int, default=2_000)
-    p.add_argument("--runs", default="baseline,cleanup", help="which runs, in order")
+    p.add_argument("--runs", default="baseline,cleanup", help="which runs, in order ('': build)")
     p.add_argument("--lock-target-ms", type=float, default=25.0)
     p.add_argument("--wait-idle", type=float, default=0, metavar="SECONDS")
     p.add_argument("--json", type=Path)
@@ -210,7 +210,7 @@ def main() -> int:
     args = parse_args()
     args.data_dir.mkdir(parents=True, exist_ok=True)
     pristine, info = build(args)
-    runs = [run(args, name, pristine, info) for name in args.runs.split(",")]
+    runs = [run(args, name, pristine, info) for name in args.runs.split(",") if name]
     print(render(runs, info))
     if args.json:
         data = {"info": info, "runs": [r.__dict__ for r in runs], "args": vars(args)}

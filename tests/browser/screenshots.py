@@ -1,6 +1,6 @@
 """``make screenshots``: PNGs of the error list, details, settings, releases, source-mapped
-stack traces and release artifacts pages in docs/screenshots/, from a live ``tracebox
-serve`` with demo data, in headless Chromium.
+stack traces, release artifacts, usage, storage settings and admin storage pages in
+docs/screenshots/, from a live ``tracebox serve`` with demo data, in headless Chromium.
 
 Run: ``.venv/bin/python -m tests.browser.screenshots [--out docs/screenshots]``
 """
@@ -18,6 +18,7 @@ from playwright.sync_api import Locator, Page, sync_playwright
 from tests.browser.demo_data import populate
 from tests.browser.harness import launch_browser, sign_in
 from tests.helpers import free_port, start_server
+from tests.lifecycle import demo as storage_demo
 from tests.sourcemaps import demo as sourcemap_demo
 from tracebox.config import Settings
 from tracebox.models import AccessLevel
@@ -57,6 +58,7 @@ def _data(settings: Settings) -> str:
             members.add(conn, project.id, 1, AccessLevel.OWNER)  # root
         populate(db, project.id)
         sourcemap_demo.add(db, project.id)
+        storage_demo.add(db, settings, project.id)
     finally:
         db.dispose()
     return project.path
@@ -77,6 +79,7 @@ def _shoot(base: str, path: str, out: Path) -> None:
         page.goto(f"{base}/{path}/-/error_tracking/releases")
         _save(page, out / "releases.png")
         _source_maps(page, base, path, out)
+        _storage(page, base, path, out)
         page.set_viewport_size({"width": 390, "height": 844})
         page.goto(f"{base}/{path}/-/error_tracking")
         _save(page, out / "error-list-phone.png")
@@ -97,6 +100,16 @@ def _source_maps(page: Page, base: str, path: str, out: Path) -> None:
     _save(page, out / "sourcemap-unmapped.png", element=stack)
     page.goto(f"{base}/{path}/-/error_tracking/artifacts?release={sourcemap_demo.RELEASE}")
     _save(page, out / "artifacts.png")
+
+
+def _storage(page: Page, base: str, path: str, out: Path) -> None:
+    """The usage view, retention and quotas settings, and the admin's storage page."""
+    page.goto(f"{base}/{path}/-/usage")
+    _save(page, out / "usage.png", full_page=True)
+    page.goto(f"{base}/{path}/-/settings/storage")
+    _save(page, out / "storage-settings.png", full_page=True)
+    page.goto(f"{base}/admin/storage")
+    _save(page, out / "admin-storage.png", full_page=True)
 
 
 def _save(

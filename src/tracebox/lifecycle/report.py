@@ -15,7 +15,7 @@ from sqlalchemy import Connection
 from tracebox.config import Settings
 from tracebox.lifecycle.kinds import PRUNABLE_KINDS
 from tracebox.lifecycle.retention import Policy
-from tracebox.store import Database, dictionaries, retention, sqlite_space, usage
+from tracebox.store import Database, dictionaries, projects, retention, sqlite_space, usage
 from tracebox.store.dictionaries import DictionaryInfo
 from tracebox.store.retention import RetentionSettings
 from tracebox.store.usage import Outcome, ProjectUsage, Stored
@@ -100,7 +100,7 @@ def instance(db: Database, settings: Settings, now: float | None = None) -> Inst
     now = now or time.time()
     with db.read() as conn:
         space = sqlite_space.space(conn)
-        stored = usage.instance_stored(conn)
+        stored = usage.instance_stored(conn) | _uncounted_instance(conn)
         largest = usage.largest_projects(conn, LARGEST_PROJECTS)
         outcomes = _outcomes(usage.outcomes(conn, None, since_hour=_first_hour(now)))
         mode = sqlite_space.vacuum_mode(conn)
@@ -122,6 +122,16 @@ def _uncounted(conn: Connection, project_id: int) -> dict[str, Stored]:
         if kind.usage is not None:
             items, size = kind.usage(conn, project_id)
             found[kind.name] = Stored(kind.name, items, size)
+    return found
+
+
+def _uncounted_instance(conn: Connection) -> dict[str, Stored]:
+    """The same, summed over every project."""
+    found: dict[str, Stored] = {}
+    for project in projects.list_all(conn):
+        for name, s in _uncounted(conn, project.id).items():
+            total = found.get(name, Stored(name, 0, 0))
+            found[name] = Stored(name, total.items + s.items, total.bytes + s.bytes)
     return found
 
 

@@ -14,11 +14,12 @@ from typing import TypeVar
 
 from sqlalchemy import Connection
 
-from tracebox.store import Database
+from tracebox.store import Database, sqlite_space
 
 T = TypeVar("T")
 
 MIN_PAUSE_S = 0.005
+CHECKPOINT_EVERY = 20  # write transactions between two passive WAL checkpoints
 
 
 @dataclass
@@ -28,6 +29,7 @@ class LockStats:
     transactions: int = 0
     longest_ms: float = 0.0
     total_ms: float = 0.0
+    checkpoint_ms: float = 0.0  # passive WAL checkpoints: no write lock, for the record
 
     def add(self, held_ms: float) -> None:
         self.transactions += 1
@@ -58,6 +60,7 @@ class Batches:
         """Run ``work`` in one write transaction covering ``rows`` rows; adapt the size."""
         with self.db.write() as conn:
             started = time.perf_counter()  # the lock is held from here (BEGIN IMMEDIATE)
+            sqlite_space.without_autocheckpoint(conn)
             result = work(conn)
         self._done((time.perf_counter() - started) * 1000, rows)
         return result
@@ -74,6 +77,10 @@ class Batches:
         if self._on_lock:
             self._on_lock(held_ms / 1000)
         self._adapt(held_ms, rows)
+        if self.stats.transactions % CHECKPOINT_EVERY == 0:
+            started = time.perf_counter()
+            sqlite_space.checkpoint(self.db.engine)
+            self.stats.checkpoint_ms += (time.perf_counter() - started) * 1000
         self._sleep(max(MIN_PAUSE_S, held_ms / 1000))
 
     def _adapt(self, held_ms: float, rows: int) -> None:

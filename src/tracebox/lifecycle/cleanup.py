@@ -133,17 +133,17 @@ class CleanupLoop:
         stop = stop or threading.Event()
         report = PassReport(started_at=self.clock())
         batches = self.batches()
-        report.deletions_finished = self.deletions(stop, batches)
         pruner = Pruner(self.db, batches, stop, clock=self.clock, kinds=self.kinds)
+        report.used_bytes_before = pruner.used_bytes()
+        report.deletions_finished = self.deletions(stop, batches)
         for project_id, policy in policies(self.db, self.settings).items():
             self._retain(pruner, project_id, policy, report)
         report.budget_bytes = self.settings.max_data_bytes
-        report.used_bytes_before = pruner.used_bytes()
         self._record(report, "disk_budget", pruner.budget(self.settings.max_data_bytes))
         self._forget_old_usage(batches)
         if not stop.is_set():
             report.dictionaries_trained = self._train(stop)
-        report.freed_file_bytes = self.give_back_space(stop)
+        report.freed_file_bytes = self.give_back_space(stop, batches.stats)
         report.used_bytes_after = pruner.used_bytes()
         report.lock = batches.stats
         report.seconds = self.clock() - report.started_at
@@ -180,10 +180,12 @@ class CleanupLoop:
             self.heartbeat = time.time()
         return trained
 
-    def give_back_space(self, stop: threading.Event) -> int:
+    def give_back_space(self, stop: threading.Event, stats: LockStats | None = None) -> int:
         """Return free pages to the file system, a few per transaction (SQLite). Returns
         the bytes the file shrank by."""
         batches = self.batches(initial=VACUUM_PAGES, maximum=16384)
+        if stats is not None:
+            batches.stats = stats  # one account of the pass's lock times
         with self.db.read() as conn:
             before = sqlite_space.space(conn)
         space = before

@@ -27,6 +27,7 @@ log = logging.getLogger("tracebox.lifecycle")
 
 DAY = 86400.0
 ERRORS_PER_READ = 500
+GATHER = 20_000  # ids read before removing them in id order
 BUDGET_HEADROOM = 0.98  # remove down to 98% of the budget, so one pass does not flap
 
 
@@ -147,24 +148,42 @@ class Pruner:
     def _ids(
         self, candidates: Callable[[int], list[int]], of_error: Callable[[int, int], list[int]]
     ) -> Iterator[list[int]]:
-        """Event ids from every candidate error, in lists of the current batch size. The
-        caller removes each list before the next is read."""
-        pending: list[int] = []
+        """Event ids from every candidate error, in lists of the current batch size, each
+        list removed by the caller before the next is asked for. Up to ``GATHER`` ids are
+        read first and removed in id order: the oldest events of many errors sit side by
+        side in the table, so a batch empties a few whole pages instead of touching one
+        page per event."""
         after = 0
+        while not self.stop.is_set():
+            gathered, resume = self._gather(candidates, of_error, after)
+            if not gathered:
+                return
+            gathered.sort()
+            done = 0
+            while done < len(gathered) and not self.stop.is_set():
+                size = self.batches.size
+                yield gathered[done : done + size]
+                done += size
+            after = resume
+
+    def _gather(
+        self,
+        candidates: Callable[[int], list[int]],
+        of_error: Callable[[int, int], list[int]],
+        after: int,
+    ) -> tuple[list[int], int]:
+        """Up to ``GATHER`` ids from the errors after ``after``; and where to go on from
+        (an error that filled the gather is read again)."""
+        gathered: list[int] = []
         while not self.stop.is_set() and (errors := candidates(after)):
             for error_id in errors:
-                while not self.stop.is_set():
-                    room = self.batches.size - len(pending)
-                    found = of_error(error_id, room)
-                    pending += found
-                    if len(pending) >= self.batches.size:
-                        yield pending
-                        pending = []
-                    if len(found) < room:
-                        break  # this error has nothing more
-            after = errors[-1]
-        if pending:
-            yield pending
+                room = GATHER - len(gathered)
+                found = of_error(error_id, room)
+                gathered += found
+                if len(found) == room:
+                    return gathered, error_id - 1
+                after = error_id
+        return gathered, after
 
     def _remove(self, found: Iterator[list[int]], reason: str) -> Removal:
         total = Removal()

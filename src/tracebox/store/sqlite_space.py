@@ -119,6 +119,7 @@ def incremental_vacuum(engine: Engine, pages: int) -> int:
         raw = conn.connection.driver_connection
         assert raw is not None
         before = int(raw.execute("PRAGMA freelist_count").fetchone()[0])
+        raw.execute("PRAGMA wal_autocheckpoint=0")  # see without_autocheckpoint
         raw.executescript(f"PRAGMA incremental_vacuum({int(pages)})")
         return before - int(raw.execute("PRAGMA freelist_count").fetchone()[0])
 
@@ -127,3 +128,22 @@ def vacuum_mode(conn: Connection) -> int | None:
     if conn.dialect.name != "sqlite":
         return None
     return int(conn.exec_driver_sql("PRAGMA auto_vacuum").scalar_one())
+
+
+def without_autocheckpoint(conn: Connection) -> None:
+    """Leave this connection's commits out of WAL checkpoints (SQLite): the committing
+    connection runs them, and cleanup's lock-timed transactions should not include
+    copying the log into the database. Cleanup checkpoints passively instead."""
+    if conn.dialect.name == "sqlite" and not conn.info.get("tracebox.no_autocheckpoint"):
+        conn.exec_driver_sql("PRAGMA wal_autocheckpoint=0")
+        conn.info["tracebox.no_autocheckpoint"] = True
+
+
+def checkpoint(engine: Engine) -> None:
+    """Copy the write-ahead log into the database without blocking writers (SQLite's
+    PASSIVE checkpoint: it never takes the write lock)."""
+    if engine.dialect.name == "sqlite":
+        with engine.connect() as conn:
+            raw = conn.connection.driver_connection
+            assert raw is not None
+            raw.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()

@@ -9,11 +9,13 @@ from dataclasses import dataclass
 from sqlalchemy import Connection
 from sqlalchemy.exc import SQLAlchemyError
 
-from tracebox.digest.prepare import PreparedBatch, Preparer
+from tracebox.digest.config import ConfigCache
+from tracebox.digest.prepare import PreparedBatch, Preparer, project_ids, read_records
 from tracebox.metrics import Metrics
 from tracebox.spool import Batch, SpoolReader
 from tracebox.store import Database
 from tracebox.store import digest as store_digest
+from tracebox.store.error_hashes import ErrorIdCache
 
 log = logging.getLogger("tracebox.digest")
 
@@ -45,6 +47,8 @@ class DigestWorker:
         self.reader = reader
         self.batch_size = batch_size
         self.preparer = Preparer()
+        self.configs = ConfigCache()
+        self.error_ids = ErrorIdCache()
         self.stats = DigestStats()
 
     def run_once(self) -> int:
@@ -80,7 +84,10 @@ class DigestWorker:
 
     def _commit(self, batch: Batch) -> store_digest.BatchResult:
         """Write a batch and its new spool positions in one transaction."""
-        prepared = self.preparer.prepare(batch.records)
+        records = read_records(batch.records)
+        with self.db.read() as conn:
+            configs = self.configs.load(conn, project_ids(records))
+        prepared = self.preparer.prepare(records, configs)
         with self.db.write() as conn:
             result = self._write(conn, prepared)
             store_digest.save_cursors(conn, batch.positions)
@@ -114,7 +121,7 @@ class DigestWorker:
             store_digest.save_cursors(conn, one.positions)
 
     def _write(self, conn: Connection, prepared: PreparedBatch) -> store_digest.BatchResult:
-        result = store_digest.write_events(conn, prepared.events)
+        result = store_digest.write_events(conn, prepared.events, self.error_ids)
         for project_id, updates in prepared.sessions.items():
             store_digest.write_sessions(conn, project_id, updates)
         for project_id, aggregates in prepared.aggregates.items():

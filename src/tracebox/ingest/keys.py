@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 
@@ -35,16 +36,26 @@ class KeyCache:
         self._retry_after = retry_after
         self._clock = clock
         self._entries: dict[str, tuple[float, IngestKey | None]] = {}
+        self._loading: dict[str, asyncio.Future[IngestKey | None]] = {}
 
     async def get(self, public_key: str) -> IngestKey | None:
-        now = self._clock()
         hit = self._entries.get(public_key)
-        if hit is not None and hit[0] > now:
+        if hit is not None and hit[0] > self._clock():
             return hit[1]
+        # One lookup per key at a time: when an entry expires under load, the requests
+        # that find it expired wait for one query instead of each running their own.
+        loading = self._loading.get(public_key)
+        if loading is None:
+            loading = asyncio.ensure_future(self._refresh(public_key))
+            self._loading[public_key] = loading
+            loading.add_done_callback(lambda _: self._loading.pop(public_key, None))
+        return await asyncio.shield(loading)
+
+    async def _refresh(self, public_key: str) -> IngestKey | None:
+        now = self._clock()
         try:
             key = await run_in_threadpool(self._load, public_key)
         except DBAPIError as e:
-            # Known keys keep working from the cache while the database is down.
             raise Unavailable("the database is unavailable", self._retry_after) from e
         if len(self._entries) >= MAX_CACHED_KEYS:
             self._entries.clear()

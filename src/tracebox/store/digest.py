@@ -28,7 +28,7 @@ from sqlalchemy import (
     select,
 )
 
-from tracebox.store.bulk import insert_new, rows_matching
+from tracebox.store.bulk import RowsInsert, rows_matching
 from tracebox.store.dialect import insert
 from tracebox.store.digest_errors import assign_errors, update_errors
 from tracebox.store.error_hashes import ErrorIdCache
@@ -152,26 +152,71 @@ def _not_stored(conn: Connection, batch: list[PreparedEvent]) -> list[PreparedEv
     return [e for e in batch if (e.project_id, e.event_id) not in stored]
 
 
+_EVENT_COLUMNS = (  # in the table's order: the rows go to sqlite3 as they are
+    "project_id",
+    "error_id",
+    "event_id",
+    "timestamp",
+    "received_at",
+    "level",
+    "environment",
+    "release",
+    "user_key",
+    "payload",
+)
+_INSERT_EVENTS = RowsInsert(
+    events, _EVENT_COLUMNS, ("project_id", "event_id"), returning=("project_id", "event_id")
+)
+_INSERT_USERS = RowsInsert(
+    error_users,
+    ("error_id", "user_key"),
+    ("error_id", "user_key"),
+    returning=("error_id", "user_key"),
+)
+_ADD_HOURLY = RowsInsert(
+    error_hourly,
+    ("error_id", "hour", "count"),
+    ("error_id", "hour"),
+    update=lambda excluded: {"count": error_hourly.c.count + excluded.count},
+)
+_ADD_TAGS = RowsInsert(
+    error_tags,
+    ("project_id", "error_id", "key", "value", "count", "last_seen"),
+    ("error_id", "key", "value"),
+    update=lambda excluded: {
+        "count": error_tags.c.count + excluded.count,
+        "last_seen": case(
+            (excluded.last_seen > error_tags.c.last_seen, excluded.last_seen),
+            else_=error_tags.c.last_seen,
+        ),
+    },
+)
+
+
 def _insert_events(
     conn: Connection, batch: list[PreparedEvent], error_ids: Mapping[tuple[int, str], int]
 ) -> list[PreparedEvent]:
-    """Insert the batch; return the events really inserted, in batch order."""
-    rows = [
-        {
-            "project_id": e.project_id,
-            "error_id": error_ids[(e.project_id, e.event_id)],
-            "event_id": e.event_id,
-            "timestamp": e.timestamp,
-            "received_at": e.received,
-            "level": e.level,
-            "environment": e.environment,
-            "release": e.release,
-            "user_key": e.user_key,
-            "payload": e.payload,
-        }
-        for e in sorted(batch, key=lambda e: (e.project_id, e.event_id))
-    ]
-    done = insert_new(conn, events, rows, ("project_id", "event_id"))
+    """Insert the batch (found not stored yet); return the events really inserted, in
+    batch order."""
+    rows = sorted(
+        (
+            (
+                e.project_id,
+                error_ids[(e.project_id, e.event_id)],
+                e.event_id,
+                e.timestamp,
+                e.received,
+                e.level,
+                e.environment,
+                e.release,
+                e.user_key,
+                e.payload,
+            )
+            for e in batch
+        ),
+        key=lambda row: (row[0], row[2]),  # (project_id, event_id): the unique key
+    )
+    done = _INSERT_EVENTS.insert_new(conn, rows, known_new=True)
     return [e for e in batch if (e.project_id, e.event_id) in done]
 
 
@@ -180,9 +225,8 @@ def _insert_users(conn: Connection, by_error: Mapping[int, list[PreparedEvent]])
     pairs = sorted(
         {(error_id, e.user_key) for error_id, b in by_error.items() for e in b if e.user_key}
     )
-    rows = [{"error_id": error_id, "user_key": user} for error_id, user in pairs]
     counts: dict[int, int] = defaultdict(int)
-    for error_id, _ in insert_new(conn, error_users, rows, ("error_id", "user_key")):
+    for error_id, _ in _INSERT_USERS.insert_new(conn, pairs):
         counts[error_id] += 1
     return counts
 
@@ -192,13 +236,7 @@ def _add_hourly(conn: Connection, by_error: Mapping[int, list[PreparedEvent]]) -
     for error_id, batch in by_error.items():
         for e in batch:
             counts[(error_id, int(e.timestamp // 3600))] += 1
-    stmt = insert(conn, error_hourly)
-    stmt = stmt.on_conflict_do_update(
-        index_elements=["error_id", "hour"],
-        set_={"count": error_hourly.c.count + stmt.excluded.count},
-    )
-    rows = [{"error_id": e, "hour": h, "count": n} for (e, h), n in sorted(counts.items())]
-    conn.execute(stmt, rows)
+    _ADD_HOURLY.execute(conn, [(e, h, n) for (e, h), n in sorted(counts.items())])
 
 
 def _add_tags(conn: Connection, by_error: Mapping[int, list[PreparedEvent]]) -> None:
@@ -210,22 +248,8 @@ def _add_tags(conn: Connection, by_error: Mapping[int, list[PreparedEvent]]) -> 
                 entry = counts.setdefault((error_id, key, value), [e.project_id, 0, e.timestamp])
                 entry[1] += 1
                 entry[2] = max(entry[2], e.timestamp)
-    if not counts:
-        return
-    stmt = insert(conn, error_tags)
-    newer = stmt.excluded.last_seen > error_tags.c.last_seen
-    stmt = stmt.on_conflict_do_update(
-        index_elements=["error_id", "key", "value"],
-        set_={
-            "count": error_tags.c.count + stmt.excluded.count,
-            "last_seen": case((newer, stmt.excluded.last_seen), else_=error_tags.c.last_seen),
-        },
-    )
-    rows = [
-        {"error_id": e, "key": k, "value": v, "project_id": p, "count": n, "last_seen": t}
-        for (e, k, v), (p, n, t) in sorted(counts.items())
-    ]
-    conn.execute(stmt, rows)
+    rows = [(p, e, k, v, n, t) for (e, k, v), (p, n, t) in sorted(counts.items())]
+    _ADD_TAGS.execute(conn, rows)
 
 
 def write_sessions(conn: Connection, project_id: int, updates: Iterable[Mapping[str, Any]]) -> None:

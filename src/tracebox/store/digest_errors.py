@@ -12,10 +12,23 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, Float, String, and_, bindparam, case, select
+from sqlalchemy import (
+    BigInteger,
+    Connection,
+    Float,
+    String,
+    Text,
+    and_,
+    bindparam,
+    case,
+    column,
+    func,
+    select,
+)
+from sqlalchemy.dialects import postgresql
 
 from tracebox.store import error_hashes
-from tracebox.store.bulk import CHUNK, insert_new, rows_matching
+from tracebox.store.bulk import CHUNK, RowsInsert, SqliteStatement, rows_matching
 from tracebox.store.error_hashes import ErrorIdCache
 from tracebox.store.tables import errors
 
@@ -87,34 +100,64 @@ def _create_errors(
         first.setdefault((e.project_id, e.grouping_hash), e)
     keys = sorted(first)
     rows = [_new_error_row(first[key]) for key in keys]
-    inserted = insert_new(conn, errors, rows, ("project_id", "grouping_hash"))
+    inserted = _INSERT_ERRORS.insert_new(conn, rows)
     pair = (errors.c.project_id, errors.c.grouping_hash)
     ids = {(int(p), h): int(i) for p, h, i in rows_matching(conn, pair, keys, errors.c.id)}
     return ids, {ids[key] for key in inserted}
 
 
-def _new_error_row(e: PreparedEvent) -> dict[str, Any]:
-    return {
-        "project_id": e.project_id,
-        "grouping_hash": e.grouping_hash,
-        "grouping_version": e.grouping_version,
-        "fingerprint": e.fingerprint,
-        "title": e.title,
-        "type": e.type,
-        "value": e.value,
-        "culprit": e.culprit,
-        "platform": e.platform,
-        "level": e.level,
-        "status": "unresolved",
-        "regressed": False,
-        "first_seen": e.timestamp,
-        "last_seen": e.timestamp,
-        "first_release": e.release,
-        "last_release": e.release,
-        "events_count": 0,
-        "users_count": 0,
-        "last_event_id": e.event_id,
-    }
+_NEW_ERROR_COLUMNS = (
+    "project_id",
+    "grouping_hash",
+    "grouping_version",
+    "fingerprint",
+    "title",
+    "type",
+    "value",
+    "culprit",
+    "platform",
+    "level",
+    "status",
+    "regressed",
+    "first_seen",
+    "last_seen",
+    "first_release",
+    "last_release",
+    "events_count",
+    "users_count",
+    "last_event_id",
+)
+_INSERT_ERRORS = RowsInsert(
+    errors,
+    _NEW_ERROR_COLUMNS,
+    ("project_id", "grouping_hash"),
+    returning=("project_id", "grouping_hash"),
+)
+
+
+def _new_error_row(e: PreparedEvent) -> tuple[Any, ...]:
+    """An error as its first event shows it (counts 0: ``update_errors`` adds them)."""
+    return (
+        e.project_id,
+        e.grouping_hash,
+        e.grouping_version,
+        e.fingerprint,
+        e.title,
+        e.type,
+        e.value,
+        e.culprit,
+        e.platform,
+        e.level,
+        "unresolved",
+        False,
+        e.timestamp,
+        e.timestamp,
+        e.release,
+        e.release,
+        0,
+        0,
+        e.event_id,
+    )
 
 
 def update_errors(
@@ -125,26 +168,32 @@ def update_errors(
     under that lock is the one the update changes, even with other digests running."""
     ids = sorted(by_error)
     resolved = [i for i, status in _lock_errors(conn, ids) if status == "resolved"]
-    params = []
+    rows = []
     for error_id in ids:
         batch = by_error[error_id]
         latest = max(batch, key=lambda e: e.timestamp)
-        params.append(
-            {
-                "b_id": error_id,
-                "b_n": len(batch),
-                "b_users": new_users.get(error_id, 0),
-                "b_first": min(e.timestamp for e in batch),
-                "b_last": latest.timestamp,
-                "b_release": latest.release,
-                "b_event": latest.event_id,
-                "b_title": latest.title,
-                "b_value": latest.value,
-                "b_culprit": latest.culprit,
-                "b_level": latest.level,
-            }
+        first_seen = min(e.timestamp for e in batch)
+        rows.append(
+            (
+                error_id,
+                len(batch),
+                new_users.get(error_id, 0),
+                first_seen,
+                latest.timestamp,
+                latest.release,
+                latest.event_id,
+                latest.title,
+                latest.value,
+                latest.culprit,
+                latest.level,
+            )
         )
-    conn.execute(_UPDATE_ERROR, params)
+    if conn.dialect.name == "postgresql":
+        values = zip(*rows, strict=True)
+        arrays = {f"a_{name}": list(v) for (name, _), v in zip(_BATCH, values, strict=True)}
+        conn.execute(_UPDATE_POSTGRESQL, arrays)
+    else:
+        _UPDATE_SQLITE.executemany(conn, rows)
     return resolved
 
 
@@ -162,35 +211,60 @@ def _lock_errors(conn: Connection, ids: list[int]) -> list[Key]:
     return out
 
 
-def _update_error_statement() -> Any:
-    # Typed bind parameters: PostgreSQL cannot infer a type for "$n IS NOT NULL" alone.
-    b_last, b_first = bindparam("b_last", type_=Float), bindparam("b_first", type_=Float)
-    b_release = bindparam("b_release", type_=String)
-    newer = b_last >= errors.c.last_seen
+# What a batch brings to one error (the columns of a row of ``update_errors``).
+_BATCH: tuple[tuple[str, Any], ...] = (
+    ("id", BigInteger()),
+    ("n", BigInteger()),
+    ("users", BigInteger()),
+    ("first_ts", Float()),
+    ("last_ts", Float()),
+    ("release", String()),
+    ("event", String()),
+    ("title", Text()),
+    ("value", Text()),
+    ("culprit", Text()),
+    ("level", String()),
+)
+
+
+def _error_update(b: Any) -> Any:
+    """The UPDATE of one error from the batch's values ``b`` (bind parameters on SQLite,
+    the columns of an unnest() on PostgreSQL)."""
+    newer = b["last_ts"] >= errors.c.last_seen
+    resolved = errors.c.status == "resolved"
     return (
         errors.update()
-        .where(errors.c.id == bindparam("b_id"))
+        .where(errors.c.id == b["id"])
         .values(
-            events_count=errors.c.events_count + bindparam("b_n"),
-            users_count=errors.c.users_count + bindparam("b_users"),
+            events_count=errors.c.events_count + b["n"],
+            users_count=errors.c.users_count + b["users"],
             first_seen=case(
-                (b_first < errors.c.first_seen, b_first),
-                else_=errors.c.first_seen,
+                (b["first_ts"] < errors.c.first_seen, b["first_ts"]), else_=errors.c.first_seen
             ),
-            last_seen=case((newer, b_last), else_=errors.c.last_seen),
+            last_seen=case((newer, b["last_ts"]), else_=errors.c.last_seen),
             last_release=case(
-                (and_(newer, b_release.is_not(None)), b_release),
+                (and_(newer, b["release"].is_not(None)), b["release"]),
                 else_=errors.c.last_release,
             ),
-            last_event_id=case((newer, bindparam("b_event")), else_=errors.c.last_event_id),
-            title=case((newer, bindparam("b_title")), else_=errors.c.title),
-            value=case((newer, bindparam("b_value")), else_=errors.c.value),
-            culprit=case((newer, bindparam("b_culprit")), else_=errors.c.culprit),
-            level=case((newer, bindparam("b_level")), else_=errors.c.level),
-            regressed=case((errors.c.status == "resolved", True), else_=errors.c.regressed),
-            status=case((errors.c.status == "resolved", "unresolved"), else_=errors.c.status),
+            last_event_id=case((newer, b["event"]), else_=errors.c.last_event_id),
+            title=case((newer, b["title"]), else_=errors.c.title),
+            value=case((newer, b["value"]), else_=errors.c.value),
+            culprit=case((newer, b["culprit"]), else_=errors.c.culprit),
+            level=case((newer, b["level"]), else_=errors.c.level),
+            regressed=case((resolved, True), else_=errors.c.regressed),
+            status=case((resolved, "unresolved"), else_=errors.c.status),
         )
     )
 
 
-_UPDATE_ERROR = _update_error_statement()
+def _update_postgresql() -> Any:
+    arrays = [bindparam(f"a_{name}", type_=postgresql.ARRAY(t)) for name, t in _BATCH]
+    batch = func.unnest(*arrays).table_valued(*(column(n, t) for n, t in _BATCH))
+    return _error_update(batch.render_derived().c)
+
+
+_UPDATE_SQLITE = SqliteStatement(
+    _error_update({name: bindparam(f"b_{name}", type_=t) for name, t in _BATCH}),
+    [f"b_{name}" for name, _ in _BATCH],
+)
+_UPDATE_POSTGRESQL = _update_postgresql()

@@ -35,7 +35,7 @@ from tracebox.lifecycle import compression
 from tracebox.protocol.event import normalize_event
 from tracebox.store import Database, dictionaries, projects
 from tracebox.store import digest as store_digest
-from tracebox.store.payloads import Dictionary, PayloadEncoder
+from tracebox.store.payloads import Dictionary
 
 BATCH = 500  # as the digest's default batch size
 
@@ -61,17 +61,6 @@ class Result:
     payload_bytes: float
     tables: dict[str, float]  # bytes per event per table or index
     cpu_ms_per_event: float  # prepare + write, this process
-
-
-class WithDictionary(PayloadEncoder):
-    """The digest's encoder with the project's dictionary always applied."""
-
-    def __init__(self, dictionary: Dictionary | None) -> None:
-        super().__init__()
-        self.dictionary = dictionary
-
-    def encode(self, event: dict[str, Any], dictionary: Dictionary | None = None) -> bytes:
-        return super().encode(event, dictionary or self.dictionary)
 
 
 def events(count: int, seed: int) -> tuple[list[dict[str, Any]], float]:
@@ -115,17 +104,15 @@ def measure(
         with db.write() as conn:
             project_id = projects.create(conn, "bench/storage", "storage").id
         training, measured = data[: args.train], data[args.train :]
-        _write(db, project_id, training, Preparer())
-        preparer = Preparer()
-        if name == "dictionary":
+        _write(db, project_id, training, None)
+        trained = None
+        if name == "dictionary":  # as the cleanup loop trains it, as the digest uses it
             compression.train(db, project_id, args.dictionary_bytes)
             with db.read() as conn:
-                preparer._payloads = WithDictionary(
-                    dictionaries.current(conn, [project_id])[project_id]
-                )
+                trained = dictionaries.current(conn, [project_id])[project_id]
         before = _tables(db, path)
         started = time.process_time()
-        payload = _write(db, project_id, measured, preparer)
+        payload = _write(db, project_id, measured, trained)
         cpu = time.process_time() - started
         after = _tables(db, path)
         db.dispose()
@@ -144,10 +131,14 @@ def measure(
     )
 
 
-def _write(db: Database, project_id: int, data: list[dict[str, Any]], preparer: Preparer) -> int:
+def _write(
+    db: Database, project_id: int, data: list[dict[str, Any]], dictionary: Dictionary | None
+) -> int:
+    preparer = Preparer()
     payload = 0
     for first in range(0, len(data), BATCH):
-        prepared = [preparer.prepare_event(project_id, e) for e in data[first : first + BATCH]]
+        chunk = data[first : first + BATCH]
+        prepared = [preparer.prepare_event(project_id, e, dictionary) for e in chunk]
         payload += sum(len(p.payload) for p in prepared)
         with db.write() as conn:
             store_digest.write_events(conn, prepared)

@@ -15,7 +15,7 @@ from tracebox.lifecycle.deletion import Author, UserField, Worker, user_target
 from tracebox.models import Project
 from tracebox.store import Database, audit, projects, usage
 from tracebox.store.deletion import JobKind, JobState
-from tracebox.store.tables import error_users, errors, sessions
+from tracebox.store.tables import error_tags, error_users, errors, sessions
 
 ALICE = Author(7, "alice")
 
@@ -104,9 +104,11 @@ def test_a_deleted_users_identity_is_gone_and_distinct_counts_stay(db: Database)
 
     with db.read() as conn:
         keys = set(conn.execute(sa.select(error_users.c.user_key)).scalars())
+        tags = set(conn.execute(sa.select(error_tags.c.key, error_tags.c.value)).all())
         dids = list(conn.execute(sa.select(sessions.c.did).order_by(sessions.c.sid)).scalars())
         users_after = conn.execute(sa.select(errors.c.users_count)).scalar_one()
     assert keys == {"id:43"}
+    assert ("user.id", "43") in tags and ("user.id", "42") not in tags
     assert dids[0] == dids[1] != "42" and dids[2] == "43"  # still one distinct user, unnamed
     assert users_after == users_before == 2
 

@@ -10,9 +10,13 @@ import pytest
 import sqlalchemy as sa
 import zstandard
 
+from tests.digest.test_worker import spool
 from tests.lifecycle.helpers import event, project, store
 from tracebox.config import Settings
+from tracebox.digest.worker import DigestWorker
 from tracebox.lifecycle import compression
+from tracebox.spool import SpoolReader
+from tracebox.spool.record import RecordKind, SpoolRecord
 from tracebox.store import Database, dictionaries, errors_read, payloads
 from tracebox.store.tables import errors, events
 
@@ -124,3 +128,46 @@ def test_a_project_with_too_few_events_is_not_trained(db: Database, settings: Se
     store(db, p, *[event(f"e{i}") for i in range(20)])
     assert compression.due(db, settings, time.time()) == []
     assert compression.train(db, p, settings.dictionary_bytes).dictionary is None
+
+
+def test_the_digest_compresses_a_trained_projects_new_events_with_its_dictionary(
+    db: Database, settings: Settings, trained_project: int
+) -> None:
+    p = trained_project
+    worker = DigestWorker(db, SpoolReader(settings.spool_dir), batch_size=100)
+    spool(settings, [rich_record(p, n) for n in (1000, 1001)])
+    assert worker.drain() == 2  # before training: plain payloads
+
+    trained = compression.train(db, p, 16384).dictionary
+    assert trained is not None and trained.used
+    spool(settings, [rich_record(p, n) for n in (1002, 1003)])
+    assert worker.drain() == 2  # the same worker: its cached configuration moved on
+
+    with db.read() as conn:
+        rows = conn.execute(
+            sa.select(events.c.event_id, events.c.payload).where(events.c.event_id.like("%100_"))
+        ).all()
+        errors_of = {
+            e: conn.execute(sa.select(events.c.error_id).where(events.c.event_id == e)).scalar_one()
+            for e, _ in rows
+        }
+        readable = {
+            e.event_id
+            for error_id in set(errors_of.values())
+            for e in errors_read.list_events(conn, error_id, after=None, before=None, limit=50)
+        }
+    used = {event_id[-4:]: payloads.dictionary_of(bytes(data)) for event_id, data in rows}
+    assert used == {"1000": None, "1001": None, "1002": trained.id, "1003": trained.id}
+    assert set(errors_of) <= readable
+
+
+def rich_record(project_id: int, n: int) -> bytes:
+    raw = rich_event(n % 40, n) | {"event_id": f"{n:032d}"}
+    return SpoolRecord(
+        kind=RecordKind.EVENT,
+        project_id=project_id,
+        key_id=1,
+        received=time.time(),
+        payload=orjson.dumps(raw),
+        event_id=f"{n:032d}",
+    ).encode()

@@ -15,6 +15,7 @@ from tracebox.config import Settings
 from tracebox.lifecycle.cleanup import CleanupLoop
 from tracebox.store import Database, usage
 from tracebox.store.engine import alembic_config
+from tracebox.store.payloads import PayloadEncoder
 from tracebox.store.sqlite_space import PAGE_SIZE, new_file_pragmas
 
 
@@ -60,10 +61,13 @@ def test_migrate_converts_an_older_file_and_counts_what_it_stores(tmp_path: Path
         "INSERT INTO errors VALUES (1, 1, 'h', '1', '[]', 't', '', '', '', 'python', 'error',"
         " 'unresolved', 0, 0, 0, NULL, NULL, 2, 0, NULL)"
     )
-    for i, size in enumerate((100, 250)):
+    stored = [
+        PayloadEncoder().encode({"event_id": f"{i:032x}", "message": "x" * 50 * i}) for i in (1, 9)
+    ]
+    for i, payload in enumerate(stored):
         old.execute(
             "INSERT INTO events VALUES (?, 1, 1, ?, 0, 0, 'error', NULL, NULL, NULL, ?)",
-            (i + 1, f"{i:032x}", b"z" * size),
+            (i + 1, f"{i:032x}", payload),
         )
     old.close()
     assert pragmas(path) == (0, 4096)
@@ -73,7 +77,7 @@ def test_migrate_converts_an_older_file_and_counts_what_it_stores(tmp_path: Path
 
     assert pragmas(path) == (2, PAGE_SIZE)
     with db.read() as conn:
-        assert usage.stored(conn, 1)["events"] == usage.Stored("events", 2, 350)
+        assert usage.stored(conn, 1)["events"] == usage.Stored("events", 2, sum(map(len, stored)))
     db.dispose()
 
 

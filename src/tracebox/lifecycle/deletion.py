@@ -170,19 +170,20 @@ class Worker:
                 conn, job.project_id, after_id=job.position, limit=self.batches.size
             )
             find = dictionaries.lookup(conn)
-            matched = [
-                (i, key) for i, payload, key in rows if _is_user(payload, find, field, value)
-            ]
+            matched = [(e, u) for e in rows if (u := _user_matching(e, find, field, value))]
         if not rows:
             self.batches.write(lambda conn: self._forget_user(conn, job), rows=0)
             return self._finish(job, masked(job.target))
-        keys = sorted({key for _, key in matched if key})
+        keys = sorted({e.user_key for e, _ in matched if e.user_key})
+        errors = sorted({e.error_id for e, _ in matched})
+        tags = sorted({(f"user.{f}", str(u[f])) for _, u in matched for f in USER_TAGS if u.get(f)})
+
+        def forget(conn: Connection) -> None:
+            deletion.forget_user_keys(conn, job.project_id, keys)
+            deletion.forget_user_tags(conn, errors, tags)
+
         return self._remove(
-            job,
-            [i for i, _ in matched],
-            reason="user",
-            position=rows[-1][0],
-            also=lambda conn: deletion.forget_user_keys(conn, job.project_id, keys),
+            job, [e.id for e, _ in matched], reason="user", position=rows[-1].id, also=forget
         )
 
     def _forget_user(self, conn: Connection, job: DeletionJob) -> None:
@@ -280,13 +281,17 @@ class Worker:
         return found
 
 
-def _is_user(payload: bytes, find: payloads.DictionaryLookup, field: str, value: str) -> bool:
-    user = payloads.decode(payload, find).get("user")
-    if not isinstance(user, dict):
-        return False
-    found = user.get(field)
-    if found is None:
-        return False
+USER_TAGS = ("id", "email", "username")  # the digest's user.* tags (protocol.tags)
+
+
+def _user_matching(
+    event: retention.ScannedEvent, find: payloads.DictionaryLookup, field: str, value: str
+) -> dict[str, Any] | None:
+    """The event's ``user`` when its ``field`` is ``value`` (an email in any case)."""
+    user = payloads.decode(event.payload, find).get("user")
+    if not isinstance(user, dict) or user.get(field) is None:
+        return None
+    found = str(user[field])
     if field == "email":
-        return str(found).strip().lower() == value.lower()
-    return str(found) == value
+        return user if found.strip().lower() == value.lower() else None
+    return user if found == value else None

@@ -13,12 +13,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from sqlalchemy import ColumnElement, Connection, Table, exists, select, tuple_, update
+from sqlalchemy import ColumnElement, Connection, Table, select, tuple_, update
 
+from tracebox.store import error_hashes
 from tracebox.store.tables import (
     deletion_jobs,
     dropped_items,
     error_hourly,
+    error_tags,
     error_users,
     errors,
     events,
@@ -120,17 +122,19 @@ def delete_error_rows(conn: Connection, error_id: int, limit: int) -> tuple[int,
     """Delete up to ``limit`` of the error's user and hourly rows; once none is left and
     it has no event, the error itself. Returns (rows deleted, whether the error is gone)."""
     removed = 0
-    for table in (error_users, error_hourly):
+    for table in (error_users, error_hourly, error_tags):
         removed += _delete_some(conn, table, table.c.error_id == error_id, limit - removed)
         if removed >= limit:
             return removed, False
-    has_events = exists().where(events.c.error_id == error_id)
-    gone = conn.execute(errors.delete().where(errors.c.id == error_id, ~has_events)).rowcount
-    return removed + gone, bool(gone) or not _error_exists(conn, error_id)
-
-
-def _error_exists(conn: Connection, error_id: int) -> bool:
-    return conn.execute(select(errors.c.id).where(errors.c.id == error_id)).first() is not None
+    project_id = conn.execute(select(errors.c.project_id).where(errors.c.id == error_id)).scalar()
+    if project_id is None:
+        return removed, True
+    if conn.execute(select(events.c.id).where(events.c.error_id == error_id).limit(1)).first():
+        return removed, False
+    # The digests' cached hash -> error ids of the project must go first (error_hashes).
+    error_hashes.bump_epoch(conn, int(project_id))
+    gone = conn.execute(errors.delete().where(errors.c.id == error_id)).rowcount
+    return removed + gone, True
 
 
 def project_error_ids(conn: Connection, project_id: int, limit: int) -> list[int]:
@@ -170,6 +174,23 @@ def forget_user_keys(conn: Connection, project_id: int, keys: Sequence[str]) -> 
             error_users.c.user_key.in_(list(keys)), error_users.c.error_id.in_(project_errors)
         )
     )
+
+
+def forget_user_tags(
+    conn: Connection, error_ids: Sequence[int], pairs: Sequence[tuple[str, str]]
+) -> None:
+    """Delete the tag values (``user.email`` = ...) that name a deleted user in these
+    errors (their primary key: error, key, value)."""
+    if not error_ids:
+        return
+    for key, value in pairs:
+        conn.execute(
+            error_tags.delete().where(
+                error_tags.c.error_id.in_(list(error_ids)),
+                error_tags.c.key == key,
+                error_tags.c.value == value,
+            )
+        )
 
 
 def replace_session_users(conn: Connection, project_id: int, did: str, token: str) -> None:

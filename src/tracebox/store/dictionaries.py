@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import zstandard
 from sqlalchemy import Connection, func, select
 
-from tracebox.store import payloads
+from tracebox.store import payloads, projects
 from tracebox.store.payloads import Dictionary, DictionaryLookup
 from tracebox.store.tables import errors, events, zstd_dictionaries
 
@@ -71,6 +71,7 @@ def add(
     dictionary_id = int(conn.execute(t.insert().values(**row).returning(t.c.id)).scalar_one())
     data = payloads.with_dictionary_id(data, dictionary_id)
     conn.execute(t.update().where(t.c.id == dictionary_id).values(data=data))
+    projects.bump_config(conn, project_id)  # every node's digest uses it from its next batch
     return Dictionary(dictionary_id, data)
 
 

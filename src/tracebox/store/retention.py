@@ -168,18 +168,27 @@ def events_of_project(conn: Connection, project_id: int, limit: int) -> list[int
     return list(conn.execute(query).scalars())
 
 
+@dataclass(frozen=True)
+class ScannedEvent:
+    id: int
+    error_id: int
+    payload: bytes
+    user_key: str | None
+
+
 def scan_project(
     conn: Connection, project_id: int, *, after_id: int, limit: int
-) -> list[tuple[int, bytes, str | None]]:
-    """(id, payload, user_key) of the project's events after ``after_id``, in id order:
-    the privacy deletion reads every event once."""
+) -> list[ScannedEvent]:
+    """The project's events after ``after_id``, in id order: the privacy deletion reads
+    every event once."""
+    e = events.c
     query = (
-        select(events.c.id, events.c.payload, events.c.user_key)
-        .where(events.c.project_id == project_id, events.c.id > after_id)
-        .order_by(events.c.id)
+        select(e.id, e.error_id, e.payload, e.user_key)
+        .where(e.project_id == project_id, e.id > after_id)
+        .order_by(e.id)
         .limit(limit)
     )
-    return [(int(i), bytes(p), k) for i, p, k in conn.execute(query)]
+    return [ScannedEvent(int(i), int(r), bytes(p), k) for i, r, p, k in conn.execute(query)]
 
 
 def count_project_events_before(conn: Connection, project_id: int, before: float) -> int:

@@ -58,8 +58,9 @@ class PassReport:
 
 
 class CleanupLoop:
-    """``run(stop)`` until ``stop`` is set; ``heartbeat`` is the unix time of its last
-    sign of life (after every batch), for the supervisor and ``/-/health``."""
+    """``run(stop)`` until ``stop`` is set, calling ``beat`` (the supervisor's "alive")
+    after every batch and between the reads that find one; ``heartbeat`` is the unix
+    time of the last call."""
 
     name = "cleanup"
 
@@ -72,6 +73,7 @@ class CleanupLoop:
         clock: Callable[[], float] = time.time,
         kinds: tuple[Prunable, ...] = PRUNABLE_KINDS,
         counters: SharedCounters | None = None,
+        beat: Callable[[], None] = lambda: None,
     ) -> None:
         self.db = db
         self.settings = settings
@@ -80,6 +82,7 @@ class CleanupLoop:
         self.kinds = kinds
         # This node's ingest counters, whose refusals go into the usage counters.
         self.counters = counters
+        self._beat = beat
         self.heartbeat = time.time()
         self.last_report: PassReport | None = None
 
@@ -92,7 +95,7 @@ class CleanupLoop:
                 next_pass = time.monotonic() + self.settings.cleanup_interval_seconds
             else:
                 self.deletions(stop)
-            self.heartbeat = time.time()
+            self.beat()
             stop.wait(JOB_POLL_SECONDS)
 
     def batches(self, *, initial: int = 100, maximum: int = 2000) -> Batches:
@@ -133,7 +136,7 @@ class CleanupLoop:
         stop = stop or threading.Event()
         report = PassReport(started_at=self.clock())
         batches = self.batches()
-        pruner = Pruner(self.db, batches, stop, clock=self.clock, kinds=self.kinds)
+        pruner = Pruner(self.db, batches, stop, clock=self.clock, kinds=self.kinds, beat=self.beat)
         report.used_bytes_before = pruner.used_bytes()
         report.deletions_finished = self.deletions(stop, batches)
         for project_id, policy in policies(self.db, self.settings).items():
@@ -156,7 +159,7 @@ class CleanupLoop:
     def _retain(self, pruner: Pruner, project_id: int, policy: Policy, report: PassReport) -> None:
         self._record(report, "age", pruner.by_age(project_id, policy))
         self._record(report, "count", pruner.by_count(project_id, policy))
-        self.heartbeat = time.time()
+        self.beat()
 
     def _record(self, report: PassReport, reason: str, removal: Removal) -> None:
         report.add(reason, removal)
@@ -177,7 +180,7 @@ class CleanupLoop:
                 break
             compression.train(self.db, project_id, self.settings.dictionary_bytes)
             trained.append(project_id)
-            self.heartbeat = time.time()
+            self.beat()
         return trained
 
     def give_back_space(self, stop: threading.Event, stats: LockStats | None = None) -> int:
@@ -201,8 +204,12 @@ class CleanupLoop:
                 break
         return before.file_bytes - space.file_bytes
 
-    def _locked(self, seconds: float) -> None:
+    def beat(self) -> None:
         self.heartbeat = time.time()
+        self._beat()
+
+    def _locked(self, seconds: float) -> None:
+        self.beat()
         if self.metrics:
             self.metrics.cleanup_lock_seconds.observe(seconds)
 

@@ -88,12 +88,14 @@ class Pruner:
         *,
         clock: Callable[[], float] = time.time,
         kinds: tuple[Prunable, ...] = PRUNABLE_KINDS,
+        beat: Callable[[], None] = lambda: None,
     ) -> None:
         self.db = db
         self.batches = batches
         self.stop = stop
         self.clock = clock
         self.kinds = kinds
+        self.beat = beat  # the supervisor's "alive", between reads of a long search
 
     # --- per project ------------------------------------------------------------------
 
@@ -176,6 +178,7 @@ class Pruner:
         (an error that filled the gather is read again)."""
         gathered: list[int] = []
         while not self.stop.is_set() and (errors := candidates(after)):
+            self.beat()
             for error_id in errors:
                 room = GATHER - len(gathered)
                 found = of_error(error_id, room)

@@ -1,5 +1,6 @@
-"""Bytes stored per event: the round-one file format, today's (16 KiB pages), and a
-trained zstd dictionary, measured on the ingest benchmark's corpus through the digest's own path.
+"""Bytes stored per event: 4 KiB pages without auto-vacuum (the file format before),
+16 KiB pages (today's), and today's with a trained zstd dictionary, measured on the
+ingest benchmark's corpus through the digest's own path.
 
 For each configuration: a new SQLite file; ``--train`` events stored as the digest
 stores them; for "dictionary", ``lifecycle.compression.train`` trains the project's
@@ -86,7 +87,7 @@ def measure(
 ) -> Result:
     with tempfile.TemporaryDirectory(prefix="tracebox-storage-") as tmp:
         path = Path(tmp) / "tracebox.sqlite3"
-        if old or args.page_size:  # round one's file: 4 KiB pages, no auto-vacuum
+        if old or args.page_size:  # the format before: 4 KiB pages, no auto-vacuum
             conn = sqlite3.connect(path)
             conn.execute(f"PRAGMA page_size={4096 if old else args.page_size}")
             conn.execute(f"PRAGMA auto_vacuum={'NONE' if old else 'INCREMENTAL'}")
@@ -161,7 +162,7 @@ def main() -> int:
     args = parse_args()
     data, mean = events(args.train + args.events, args.seed)
     results = [
-        measure("round one", args, data, mean, old=True),
+        measure("4 KiB pages", args, data, mean, old=True),
         measure("16 KiB pages", args, data, mean, old=False),
         measure("dictionary", args, data, mean, old=False),
     ]

@@ -69,6 +69,8 @@ def test_migrate_converts_an_older_file_and_counts_what_it_stores(tmp_path: Path
             "INSERT INTO events VALUES (?, 1, 1, ?, 0, 0, 'error', NULL, NULL, NULL, ?)",
             (i + 1, f"{i:032x}", payload),
         )
+    old.execute("INSERT INTO error_users VALUES (1, 'id:7')")
+    old.execute("INSERT INTO error_hourly VALUES (1, 500000, 2)")
     old.close()
     assert pragmas(path) == (0, 4096)
 
@@ -78,6 +80,11 @@ def test_migrate_converts_an_older_file_and_counts_what_it_stores(tmp_path: Path
     assert pragmas(path) == (2, PAGE_SIZE)
     with db.read() as conn:
         assert usage.stored(conn, 1)["events"] == usage.Stored("events", 2, sum(map(len, stored)))
+        assert conn.exec_driver_sql("SELECT * FROM error_users").all() == [(1, "id:7")]
+        assert conn.exec_driver_sql("SELECT * FROM error_hourly").all() == [(1, 500000, 2)]
+        for table in ("error_users", "error_hourly", "error_tags"):  # stored once, by key
+            sql = "SELECT sql FROM sqlite_master WHERE name = ?"
+            assert "WITHOUT ROWID" in conn.exec_driver_sql(sql, (table,)).scalar_one()
     db.dispose()
 
 

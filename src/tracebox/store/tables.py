@@ -191,6 +191,8 @@ error_tags = Table(
     Column("value", String(200), primary_key=True),
     Column("count", BigInteger, nullable=False),
     Column("last_seen", Float, nullable=False),
+    # SQLite: rows stored in their primary key's b-tree, not twice (0010_storage)
+    sqlite_with_rowid=False,
 )
 
 # Distinct users per error: users_count counts only rows really inserted.
@@ -199,6 +201,7 @@ error_users = Table(
     metadata,
     Column("error_id", Id, ForeignKey("errors.id", ondelete="CASCADE"), primary_key=True),
     Column("user_key", String(255), primary_key=True),
+    sqlite_with_rowid=False,  # rows stored once, in their key's b-tree (0010_storage)
 )
 
 # Hourly event counts per error (24h timeline, 30-day chart by summing days).
@@ -208,6 +211,7 @@ error_hourly = Table(
     Column("error_id", Id, ForeignKey("errors.id", ondelete="CASCADE"), primary_key=True),
     Column("hour", BigInteger, primary_key=True),  # unix seconds // 3600
     Column("count", BigInteger, nullable=False),
+    sqlite_with_rowid=False,  # rows stored once, in their key's b-tree (0010_storage)
 )
 
 # Release health: one row per session (upsert by sid keeping the highest seq).
@@ -323,6 +327,7 @@ usage_hourly = Table(
     Column("outcome", String(16), primary_key=True),
     Column("reason", String(64), primary_key=True),  # "" where the outcome needs none
     Column("count", BigInteger, nullable=False),
+    sqlite_with_rowid=False,  # rows stored once, in their key's b-tree
 )
 
 # Who did what, when: deletions and storage settings. Outlives users and projects, so

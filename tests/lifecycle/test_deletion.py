@@ -9,13 +9,15 @@ import time
 import sqlalchemy as sa
 
 from tests.lifecycle.helpers import event, event_ids, project, store
+from tracebox.config import Settings
 from tracebox.lifecycle import deletion as lifecycle_deletion
 from tracebox.lifecycle.batches import Batches
+from tracebox.lifecycle.cleanup import CleanupLoop
 from tracebox.lifecycle.deletion import Author, UserField, Worker, user_target
 from tracebox.models import Project
 from tracebox.store import Database, audit, projects, usage
 from tracebox.store.deletion import JobKind, JobState
-from tracebox.store.tables import error_tags, error_users, errors, sessions
+from tracebox.store.tables import deletion_jobs, error_tags, error_users, errors, sessions
 
 ALICE = Author(7, "alice")
 
@@ -156,3 +158,21 @@ def test_every_deletion_is_audited_without_keeping_the_users_identifier(db: Data
     assert "ann@example.com" not in repr(trail)
     assert finished.action == "deletion.finished" and finished.details["events_deleted"] == 1
     assert time.time() - request.created_at < 60
+
+
+def test_the_cleanup_loop_finishes_a_deletion_its_request_left(
+    db: Database, settings: Settings
+) -> None:
+    p = project(db, "acme/web")
+    store(db, p, *[event("doomed") for _ in range(3)])
+    with db.read() as conn:
+        found = projects.get(conn, p)
+    assert found is not None
+    job = lifecycle_deletion.request(db, found, JobKind.PROJECT, "", ALICE)
+    cleaner = CleanupLoop(db, settings)
+    assert cleaner.deletions(threading.Event()) == []  # its request may still be on it
+    with db.write() as conn:
+        conn.execute(deletion_jobs.update().values(created_at=time.time() - 60))
+
+    assert cleaner.deletions(threading.Event()) == [job.id]
+    assert event_ids(db, p) == []

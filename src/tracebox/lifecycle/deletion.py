@@ -111,19 +111,17 @@ class Worker:
         stop: threading.Event,
         *,
         kinds: tuple[Prunable, ...] = PRUNABLE_KINDS,
-        on_error_deleted: Callable[[Connection, int], None] | None = None,
     ) -> None:
         self.db = db
         self.batches = batches
         self.stop = stop
         self.kinds = kinds
-        # The digest's hash -> error cache must forget a deleted error (pipeline's epoch).
-        self.on_error_deleted = on_error_deleted
 
     def run_pending(self, deadline: float | None = None) -> list[DeletionJob]:
-        """Work on every pending job, oldest first; return those finished."""
+        """Work on every pending job, oldest first; return those finished. A job newer
+        than its request's own time budget is left to that request."""
         with self.db.read() as conn:
-            jobs = deletion.pending(conn, limit=100)
+            jobs = deletion.pending(conn, limit=100, before=time.time() - 2 * INLINE_SECONDS)
         done = []
         for job in jobs:
             finished = self.work(job, deadline)
@@ -156,10 +154,7 @@ class Worker:
         return self._finish(job, job.target) if gone else self._reload(job)
 
     def _delete_error(self, conn: Connection, error_id: int) -> bool:
-        _, gone = deletion.delete_error_rows(conn, error_id, self.batches.size)
-        if gone and self.on_error_deleted:
-            self.on_error_deleted(conn, error_id)
-        return gone
+        return deletion.delete_error_rows(conn, error_id, self.batches.size)[1]
 
     # --- a user's events -------------------------------------------------------------
 

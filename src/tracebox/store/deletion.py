@@ -78,9 +78,12 @@ def get(conn: Connection, job_id: int) -> DeletionJob | None:
     return _job(dict(row._mapping)) if row else None
 
 
-def pending(conn: Connection, limit: int) -> list[DeletionJob]:
+def pending(conn: Connection, limit: int, before: float | None = None) -> list[DeletionJob]:
+    """Unfinished jobs, oldest first (created before ``before``, when given)."""
     t = deletion_jobs
     query = select(t).where(t.c.state == JobState.PENDING.value).order_by(t.c.id).limit(limit)
+    if before is not None:
+        query = query.where(t.c.created_at < before)
     return [_job(dict(r._mapping)) for r in conn.execute(query)]
 
 

@@ -19,6 +19,10 @@ from tracebox.store import Database, sqlite_space
 T = TypeVar("T")
 
 MIN_PAUSE_S = 0.005
+# After each transaction the writer pauses this many times as long as it held the lock:
+# the digest gets its turn, and the disk writes of a large cleanup (about 20 KiB of log
+# and checkpoint per event removed, bench/cleanup_bench.py) are spread out.
+PAUSE_FACTOR = 2.0
 CHECKPOINT_EVERY = 20  # write transactions between two passive WAL checkpoints
 
 
@@ -81,7 +85,7 @@ class Batches:
             started = time.perf_counter()
             sqlite_space.checkpoint(self.db.engine)
             self.stats.checkpoint_ms += (time.perf_counter() - started) * 1000
-        self._sleep(max(MIN_PAUSE_S, held_ms / 1000))
+        self._sleep(max(MIN_PAUSE_S, PAUSE_FACTOR * held_ms / 1000))
 
     def _adapt(self, held_ms: float, rows: int) -> None:
         if held_ms > self.target_ms:

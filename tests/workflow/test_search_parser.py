@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tracebox.tracking.search import (
+from tracebox.search import (
     KEYS,
     LEVELS,
     STATUSES,

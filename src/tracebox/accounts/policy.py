@@ -2,7 +2,8 @@
 
 GitLab's rules (reference section 1 and 4): read errors, releases and events: Reporter+;
 change an error's status: Developer+; error tracking settings and client keys:
-Maintainer+. Admins may do everything. A project the user may not see is reported as not
+Maintainer+. Comments (issue 15): Reporter+ write and edit their own; Maintainer+ delete.
+Admins may do everything. A project the user may not see is reported as not
 found, never as forbidden, so private projects stay invisible. A project whose
 ``monitor_access_level`` is ``disabled`` hides error tracking entirely (404).
 """
@@ -30,6 +31,8 @@ class Action(StrEnum):
     READ_ERRORS = "read_errors"  # errors, events, release health
     UPDATE_ERROR = "update_error"  # an error's status
     ADMIN_ERROR_TRACKING = "admin_error_tracking"  # settings and client keys
+    COMMENT = "comment"  # comment on an error (and edit one's own comments)
+    DELETE_COMMENT = "delete_comment"  # anyone's comment
 
 
 MIN_LEVEL: dict[Action, AccessLevel] = {
@@ -40,9 +43,17 @@ MIN_LEVEL: dict[Action, AccessLevel] = {
     Action.READ_ERRORS: AccessLevel.REPORTER,
     Action.UPDATE_ERROR: AccessLevel.DEVELOPER,
     Action.ADMIN_ERROR_TRACKING: AccessLevel.MAINTAINER,
+    Action.COMMENT: AccessLevel.REPORTER,
+    Action.DELETE_COMMENT: AccessLevel.MAINTAINER,
 }
 ERROR_TRACKING_ACTIONS = frozenset(
-    {Action.READ_ERRORS, Action.UPDATE_ERROR, Action.ADMIN_ERROR_TRACKING}
+    {
+        Action.READ_ERRORS,
+        Action.UPDATE_ERROR,
+        Action.ADMIN_ERROR_TRACKING,
+        Action.COMMENT,
+        Action.DELETE_COMMENT,
+    }
 )
 
 

@@ -17,23 +17,18 @@ from tracebox.accounts.errors import InvalidParameter
 from tracebox.accounts.policy import Action, Principal
 from tracebox.accounts.projects import ProjectAccess
 from tracebox.api import sentry_shapes as shapes
+from tracebox.api import sentry_workflow as workflow
 from tracebox.api.context import MAX_ID, ApiContext, Ctx, CurrentPrincipal
 from tracebox.api.pagination import MAX_PER_PAGE
 from tracebox.errors import NotFound
-from tracebox.models import ErrorStatus
 from tracebox.store import errors_read, members, projects
 from tracebox.tracking import ErrorSource, source_for
 from tracebox.tracking import cursor as cursors
-from tracebox.tracking.models import ErrorSort, StatusFilter
+from tracebox.tracking.models import ErrorSort
+from tracebox.tracking.queries import DEFAULT_QUERY, list_query
 
 router = APIRouter()
 SORTS = {"date": ErrorSort.LAST_SEEN, "new": ErrorSort.FIRST_SEEN, "freq": ErrorSort.FREQUENCY}
-STATUSES = {
-    "resolved": ErrorStatus.RESOLVED,
-    "resolvedInNextRelease": ErrorStatus.RESOLVED,
-    "unresolved": ErrorStatus.UNRESOLVED,
-    "ignored": ErrorStatus.IGNORED,
-}
 Json = dict[str, Any]
 
 
@@ -87,19 +82,6 @@ def list_projects(
     return [shapes.project(p) for p in found]
 
 
-def _parse_query(query: str | None) -> tuple[StatusFilter, str]:
-    """``is:unresolved some text``: one status (default unresolved; ``query=`` means all)."""
-    if query is None:
-        return StatusFilter.UNRESOLVED, ""
-    status, words = StatusFilter.ALL, []
-    for word in query.split():
-        if word.startswith("is:") and word[3:] in StatusFilter.__members__.values():
-            status = StatusFilter(word[3:])
-        else:
-            words.append(word)
-    return status, " ".join(words)
-
-
 @router.get("/projects/{org}/{project}/issues/")
 def list_issues(
     request: Request,
@@ -108,7 +90,8 @@ def list_issues(
     project: str,
     ctx: Ctx,
     principal: CurrentPrincipal,
-    query: Annotated[str | None, Query(max_length=255, pattern=r"^[^\x00]*$")] = None,
+    query: Annotated[str | None, Query(max_length=4096)] = None,
+    environment: Annotated[str | None, Query(max_length=255, pattern=r"^[^\x00]*$")] = None,
     sort: str = "date",
     limit: Annotated[int, Query(ge=1, le=MAX_PER_PAGE)] = MAX_PER_PAGE,
     cursor: Annotated[str | None, Query(max_length=100)] = None,
@@ -119,9 +102,15 @@ def list_issues(
     with ctx.db.read() as conn:
         path = unquote(f"{org}/{project}")
         access = project_access.resolve(conn, principal, path, Action.READ_ERRORS)
-    status, text = _parse_query(query)
+    # Sentry: no query means "is:unresolved"; an empty one means every error.
+    wanted = list_query(ctx.settings, query=DEFAULT_QUERY if query is None else query)
     page = _source(ctx, access).list(
-        status=status, search=text, sort=SORTS[sort], cursor=cursor, per_page=limit
+        query=wanted,
+        sort=SORTS[sort],
+        cursor=cursor,
+        per_page=limit,
+        environment=environment,
+        viewer=principal.user.id,
     )
     _link(request, response, page.prev_cursor, page.next_cursor, cursor or "0:0:0")
     items = [shapes.issue(e, access.project, ctx.settings.external_url) for e in page.items]
@@ -135,8 +124,10 @@ def list_issues(
 @router.get("/organizations/{org}/issues/{issue_id}/")
 def get_issue(issue_id: str, ctx: Ctx, principal: CurrentPrincipal) -> Json:
     access, error_id = _issue_access(ctx, principal, issue_id, Action.READ_ERRORS)
-    details = _source(ctx, access).get(error_id)
-    return shapes.issue_details(details, access.project, ctx.settings.external_url)
+    source = _source(ctx, access)
+    details = source.get(error_id)
+    history = source.activity(error_id)
+    return shapes.issue_details(details, access.project, ctx.settings.external_url, history)
 
 
 @router.get("/issues/{issue_id}/events/latest/")
@@ -157,10 +148,13 @@ def update_issue(
     """Sentry answers with the changed fields; GitLab only needs a non-empty object."""
     access, error_id = _issue_access(ctx, principal, issue_id, Action.UPDATE_ERROR)
     source = _source(ctx, access)
-    requested = body.get("status")
-    if requested is None:
-        return {"status": source.get(error_id).error.status.value, "statusDetails": {}}
-    if not isinstance(requested, str) or requested not in STATUSES:
-        raise InvalidParameter("status is invalid")
-    updated = source.update_status(error_id, STATUSES[requested])
-    return {"status": updated.status.value, "statusDetails": {}}
+    change = workflow.change_of(ctx.db, access.project.id, body, principal.user)
+    if change.is_empty():
+        current = source.get(error_id).error
+    else:
+        current = source.update(error_id, change, workflow.actor(principal.user))
+    return {
+        "status": current.status.value,
+        "statusDetails": workflow.status_details(current.status, current.status_details),
+        "assignedTo": workflow.assigned_to(current.assignee),
+    }

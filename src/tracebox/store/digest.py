@@ -7,9 +7,10 @@ commits the spool cursors in the same transaction, so no record is applied twice
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import (
@@ -25,6 +26,7 @@ from sqlalchemy import (
     tuple_,
 )
 
+from tracebox.store import workflow_digest
 from tracebox.store.dialect import insert
 from tracebox.store.tables import (
     dropped_items,
@@ -37,6 +39,7 @@ from tracebox.store.tables import (
     sessions,
     spool_cursors,
 )
+from tracebox.store.workflow_digest import WorkflowOutcome
 
 TERMINAL_SESSION_STATES = ("exited", "crashed", "abnormal")
 
@@ -68,6 +71,7 @@ class BatchResult:
     events_duplicate: int = 0
     errors_created: int = 0
     errors_regressed: int = 0
+    workflow: WorkflowOutcome = field(default_factory=WorkflowOutcome)
 
 
 def write_events(conn: Connection, prepared: Sequence[PreparedEvent]) -> BatchResult:
@@ -86,7 +90,10 @@ def write_events(conn: Connection, prepared: Sequence[PreparedEvent]) -> BatchRe
             by_error[error_ids[(e.project_id, e.grouping_hash)]].append(e)
         new_users = _insert_users(conn, by_error)
         _add_hourly(conn, by_error)
-        result.errors_regressed = _update_errors(conn, by_error, new_users)
+        _update_errors(conn, by_error, new_users)
+        # Regressions, ignore conditions and "for review" (issue 15), same transaction.
+        result.workflow = workflow_digest.apply(conn, by_error, time.time())
+        result.errors_regressed = len(result.workflow.regressed)
     return result
 
 
@@ -211,16 +218,8 @@ def _add_hourly(conn: Connection, by_error: Mapping[int, list[PreparedEvent]]) -
 
 def _update_errors(
     conn: Connection, by_error: Mapping[int, list[PreparedEvent]], new_users: Mapping[int, int]
-) -> int:
-    """Add counts, move last_seen, reopen resolved errors (regression). Returns regressions."""
-    ids = list(by_error)
-    resolved = {
-        row[0]
-        for chunk in _chunks(ids, 400)
-        for row in conn.execute(
-            select(errors.c.id).where(errors.c.id.in_(chunk), errors.c.status == "resolved")
-        )
-    }
+) -> None:
+    """Add counts, move last_seen (status changes: ``workflow_digest``)."""
     params = []
     for error_id, batch in by_error.items():
         latest = max(batch, key=lambda e: e.timestamp)
@@ -263,12 +262,9 @@ def _update_errors(
             value=case((newer, bindparam("b_value")), else_=errors.c.value),
             culprit=case((newer, bindparam("b_culprit")), else_=errors.c.culprit),
             level=case((newer, bindparam("b_level")), else_=errors.c.level),
-            regressed=case((errors.c.status == "resolved", True), else_=errors.c.regressed),
-            status=case((errors.c.status == "resolved", "unresolved"), else_=errors.c.status),
         )
     )
     conn.execute(stmt, params)
-    return len(resolved)
 
 
 def write_sessions(conn: Connection, project_id: int, updates: Iterable[Mapping[str, Any]]) -> None:

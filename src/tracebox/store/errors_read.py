@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-from sqlalchemy import ColumnElement, Connection, Row, Select, literal, or_, select, tuple_
+from sqlalchemy import ColumnElement, Connection, Row, Select, func, literal, or_, select, tuple_
 
 from tracebox.store import payloads
 from tracebox.store.tables import error_hourly, errors, events
@@ -45,6 +45,15 @@ class ErrorRow:
     events_count: int
     users_count: int
     regressed: bool = False
+    grouping_hash: str = ""
+    assignee_id: int | None = None
+    resolution: str | None = None
+    resolved_release: str | None = None
+    resolved_at: float | None = None
+    ignore_until: float | None = None
+    ignore_count: int | None = None
+    ignore_user_count: int | None = None
+    inbox_at: float | None = None
 
 
 @dataclass(frozen=True)
@@ -104,10 +113,12 @@ def list_errors(
     after: Edge | None,
     before: Edge | None,
     limit: int,
+    where: Sequence[ColumnElement[bool]] = (),
 ) -> list[ErrorRow]:
-    """Up to ``limit`` errors in display order (newest first by ``sort``)."""
+    """Up to ``limit`` errors in display order (newest first by ``sort``), of those
+    matching every ``where`` condition (``errors_search.conditions``)."""
     col = SORT_COLUMNS[sort]
-    query = select(*_ERROR_COLUMNS).where(errors.c.project_id == project_id)
+    query = select(*_ERROR_COLUMNS).where(errors.c.project_id == project_id, *where)
     if status is not None:
         query = query.where(errors.c.status == status)
     if search:
@@ -165,10 +176,19 @@ def hourly_counts(
 
 
 def list_events(
-    conn: Connection, error_id: int, *, after: Edge | None, before: Edge | None, limit: int
+    conn: Connection,
+    error_id: int,
+    *,
+    after: Edge | None,
+    before: Edge | None,
+    limit: int,
+    environment: str | None = None,
 ) -> list[EventRow]:
-    """An error's events, newest first (ix_events_error_time)."""
+    """An error's events, newest first (ix_events_error_time), of one environment if
+    given (filtered along the same index)."""
     query = select(*_EVENT_COLUMNS).where(events.c.error_id == error_id)
+    if environment is not None:
+        query = query.where(events.c.environment == environment)
     keyset = _keyset(query, events.c.timestamp, events.c.id, after, before, limit)
     rows = [_event(r) for r in conn.execute(keyset)]
     return rows[::-1] if before is not None else rows
@@ -180,3 +200,14 @@ def get_event(conn: Connection, error_id: int, event_id: str) -> EventRow | None
     )
     row = conn.execute(query).first()
     return _event(row) if row else None
+
+
+def environment_counts(conn: Connection, error_id: int) -> list[tuple[str, int]]:
+    """Events per environment of one error, the most frequent first."""
+    query = (
+        select(events.c.environment, func.count())
+        .where(events.c.error_id == error_id, events.c.environment.is_not(None))
+        .group_by(events.c.environment)
+        .order_by(func.count().desc(), events.c.environment)
+    )
+    return [(str(env), int(n)) for env, n in conn.execute(query)]

@@ -12,21 +12,30 @@ from sqlalchemy import Connection
 
 from tracebox.errors import NotFound
 from tracebox.models import ErrorStatus
-from tracebox.store import Database, errors_read, releases
+from tracebox.search import Filter, SearchQuery
+from tracebox.store import Database, errors_read, errors_search, releases
+from tracebox.store import triage as store_triage
 from tracebox.store.errors_read import Edge, ErrorRow, EventRow
+from tracebox.store.errors_search import SearchScope
+from tracebox.store.triage import FOR_REVIEW_SECONDS, UserRow
 from tracebox.tracking import cursor as cursors
+from tracebox.tracking import triage
 from tracebox.tracking.events import tags, to_event
+from tracebox.tracking.integrated_workflow import IntegratedWorkflow
 from tracebox.tracking.models import (
     Bucket,
+    ErrorChange,
     ErrorDetails,
     ErrorSort,
     ErrorSummary,
     Event,
     Page,
     ReleaseHealth,
-    StatusFilter,
+    Resolution,
+    StatusDetails,
     TagSummary,
     TagValue,
+    UserRef,
 )
 
 HOURS_IN_TIMELINE = 24
@@ -39,7 +48,7 @@ R = TypeVar("R")
 T = TypeVar("T")
 
 
-class IntegratedSource:
+class IntegratedSource(IntegratedWorkflow):
     def __init__(self, db: Database, project_id: int, *, clock: Callable[[], float] = time.time):
         self._db = db
         self._project_id = project_id
@@ -48,23 +57,28 @@ class IntegratedSource:
     def list(
         self,
         *,
-        status: StatusFilter,
-        search: str | None,
+        query: SearchQuery,
         sort: ErrorSort,
         cursor: str | None,
         per_page: int,
+        environment: str | None = None,
+        viewer: int | None = None,
     ) -> Page[ErrorSummary]:
         after, before = _edges(cursor)
+        if environment:
+            query = query.plus(Filter("environment", environment))
+        scope = SearchScope(self._project_id, viewer, self._clock())
         with self._db.read() as conn:
             rows = errors_read.list_errors(
                 conn,
                 self._project_id,
-                status=status.status(),
-                search=search or None,
+                status=None,
+                search=None,
                 sort=sort.value,
                 after=after,
                 before=before,
                 limit=per_page + 1,
+                where=errors_search.conditions(query, scope),
             )
             rows, next_edge, prev_edge = _page_edges(rows, per_page, after, before)
             summaries = self._summaries(conn, rows)
@@ -79,6 +93,7 @@ class IntegratedSource:
             recent = errors_read.list_events(
                 conn, error_id, after=None, before=None, limit=TAG_SAMPLE_EVENTS
             )
+            environments = errors_read.environment_counts(conn, error_id)
         latest = self._event(row, recent[0]) if recent else None
         return ErrorDetails(
             error=summary,
@@ -87,14 +102,23 @@ class IntegratedSource:
             tags=_top_tags(recent),
             daily=daily,
             latest_event=latest,
+            environments=[TagValue(env, n) for env, n in environments],
+            hashes=[row.grouping_hash],
         )
 
-    def events(self, error_id: int, *, cursor: str | None, per_page: int) -> Page[Event]:
+    def events(
+        self, error_id: int, *, cursor: str | None, per_page: int, environment: str | None = None
+    ) -> Page[Event]:
         after, before = _edges(cursor)
         with self._db.read() as conn:
             row = self._error(conn, error_id)
             found = errors_read.list_events(
-                conn, error_id, after=after, before=before, limit=per_page + 1
+                conn,
+                error_id,
+                after=after,
+                before=before,
+                limit=per_page + 1,
+                environment=environment,
             )
         found, next_edge, prev_edge = _page_edges(found, per_page, after, before)
         items = [self._event(row, e) for e in found]
@@ -120,10 +144,12 @@ class IntegratedSource:
             raise NotFound("Event")
         return self._event(row, found)
 
-    def update_status(self, error_id: int, status: ErrorStatus) -> ErrorSummary:
+    def update(self, error_id: int, change: ErrorChange, actor: UserRef | None) -> ErrorSummary:
+        if change.status is not None:
+            triage.validate(change.status)
         with self._db.write() as conn:
-            if not errors_read.set_status(conn, self._project_id, error_id, status.value):
-                raise NotFound("Error")
+            self._error(conn, error_id)
+            triage.apply(conn, self._project_id, [error_id], change, actor, self._clock())
             return self._summaries(conn, [self._error(conn, error_id)])[0]
 
     def releases(self) -> builtins.list[ReleaseHealth]:
@@ -161,7 +187,12 @@ class IntegratedSource:
         counts = errors_read.hourly_counts(
             conn, [r.id for r in rows], first_hour=first, last_hour=last
         )
-        return [_summary(r, counts.get(r.id, {}), first, last) for r in rows]
+        people = store_triage.user_rows(conn, [r.assignee_id for r in rows if r.assignee_id])
+        now = self._clock()
+        return [
+            _summary(r, counts.get(r.id, {}), first, last, people.get(r.assignee_id or 0), now)
+            for r in rows
+        ]
 
     def _daily(self, conn: Connection, error_id: int) -> builtins.list[Bucket]:
         today = int(self._clock() // 86400)
@@ -185,7 +216,14 @@ class IntegratedSource:
         )
 
 
-def _summary(row: ErrorRow, hours: dict[int, int], first: int, last: int) -> ErrorSummary:
+def _summary(
+    row: ErrorRow,
+    hours: dict[int, int],
+    first: int,
+    last: int,
+    assignee: UserRow | None,
+    now: float,
+) -> ErrorSummary:
     return ErrorSummary(
         id=row.id,
         project_id=row.project_id,
@@ -202,6 +240,22 @@ def _summary(row: ErrorRow, hours: dict[int, int], first: int, last: int) -> Err
         level=row.level,
         frequency=[Bucket(float(h * 3600), hours.get(h, 0)) for h in range(first, last + 1)],
         regressed=bool(row.regressed),
+        assignee=triage.user_ref(assignee) if assignee else None,
+        status_details=_status_details(row),
+        in_review=row.status == "unresolved"
+        and row.inbox_at is not None
+        and row.inbox_at >= now - FOR_REVIEW_SECONDS,
+    )
+
+
+def _status_details(row: ErrorRow) -> StatusDetails:
+    return StatusDetails(
+        resolution=Resolution(row.resolution) if row.resolution else None,
+        release=row.resolved_release,
+        resolved_at=row.resolved_at,
+        ignore_until=row.ignore_until,
+        ignore_count=row.ignore_count,
+        ignore_user_count=row.ignore_user_count,
     )
 
 

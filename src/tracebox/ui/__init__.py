@@ -26,6 +26,7 @@ from tracebox.ui import (
     routes_projects,
     routes_settings,
     routes_tokens,
+    routes_triage,
 )
 from tracebox.ui.sessions import Signer, instance_secret
 from tracebox.ui.throttle import SigninThrottle
@@ -93,6 +94,7 @@ def ui_routes(ctx: UiContext) -> list[BaseRoute]:
 
 def _project_routes(page: Callable[..., Route]) -> list[Route]:
     et = P + "/error_tracking"
+    comment = et + "/{error_id:int}/comments/{comment_id:int}"
     monitor = P + "/settings/monitor"
     members = P + "/project_members"
     return [
@@ -102,6 +104,12 @@ def _project_routes(page: Callable[..., Route]) -> list[Route]:
         page(et + "/test_event", firstrun.send_test_event, POST),
         page(et + "/{error_id:int}", routes_details.error_details),
         page(et + "/{error_id:int}/status", routes_errors.change_status, POST),
+        page(et + "/{error_id:int}/assign", routes_triage.assign, POST),
+        page(et + "/{error_id:int}/review", routes_triage.review, POST),
+        page(et + "/{error_id:int}/comments", routes_triage.add_comment, POST),
+        page(et + "/{error_id:int}/comments/{comment_id:int}", routes_triage.edit_comment, POST),
+        page(comment + "/delete", routes_triage.delete_comment, POST),
+        page(et + "/bulk", routes_triage.bulk, POST),
         page(monitor, routes_settings.monitor),
         page(monitor, routes_settings.save_monitor, POST),
         page(monitor + "/client_keys", routes_settings.create_key, POST),

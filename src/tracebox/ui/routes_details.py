@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from markupsafe import Markup
 from starlette.responses import Response
 
 from tracebox.accounts.policy import Action
 from tracebox.errors import BadRequest
 from tracebox.models import ErrorStatus
 from tracebox.tracking.cursor import MAX_CURSOR_LENGTH
-from tracebox.ui import charts, presenters
-from tracebox.ui.routes_errors import tracking_source
+from tracebox.tracking.models import Activity, ActivityKind
+from tracebox.ui import charts, markdown, presenters
+from tracebox.ui.routes_errors import assignable_members, environment_choice, tracking_source
 from tracebox.ui.web import Req
+
+RELEASE_CHOICES = 20  # releases offered by "resolve in release"
 
 
 def error_details(r: Req, project: str, error_id: int) -> Response:
@@ -19,15 +25,21 @@ def error_details(r: Req, project: str, error_id: int) -> Response:
     if cursor is not None and len(cursor) > MAX_CURSOR_LENGTH:
         raise BadRequest("cursor is invalid")
     source, _ = tracking_source(r, access)
+    environment = environment_choice(r, access)
     details = source.get(error_id)
     # One event per page: its cursors step to the next older and newer events.
-    step = source.events(error_id, cursor=cursor, per_page=1)
-    event = step.items[0] if step.items else details.latest_event
+    step = source.events(error_id, cursor=cursor, per_page=1, environment=environment)
+    event = step.items[0] if step.items else (None if environment else details.latest_event)
     return r.render(
         "errors/details.html",
         access=access,
         details=details,
         error=details.error,
+        environment=environment,
+        environments=source.environments(),
+        timeline=timeline(source.activity(error_id)),
+        members=assignable_members(r, access),
+        releases=source.release_names()[:RELEASE_CHOICES],
         event=event,
         older=step.next_cursor,
         newer=step.prev_cursor,
@@ -48,4 +60,71 @@ def error_details(r: Req, project: str, error_id: int) -> Response:
 def releases(r: Req, project: str) -> Response:
     access = r.project(project, Action.READ_ERRORS)
     source, _ = tracking_source(r, access)
-    return r.render("releases.html", access=access, releases=source.releases())
+    environment = environment_choice(r, access)
+    found = [x for x in source.releases() if environment in (None, x.environment)]
+    return r.render(
+        "releases.html",
+        access=access,
+        releases=found,
+        environment=environment,
+        environments=source.environments(),
+    )
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One line of the details page's timeline; a comment carries its rendered HTML."""
+
+    activity: Activity
+    html: Markup | None
+    sentence: str
+
+
+def timeline(items: list[Activity]) -> list[Entry]:
+    return [
+        Entry(a, markdown.render(a.text) if a.text is not None else None, describe(a))
+        for a in items
+    ]
+
+
+def describe(a: Activity) -> str:
+    """What happened, as a sentence after the actor's name."""
+    d = a.data
+    sentences = {
+        ActivityKind.NOTE: "commented",
+        ActivityKind.SET_RESOLVED: "resolved this error",
+        ActivityKind.SET_RESOLVED_IN_RELEASE: f"resolved this error in release {d.get('version')}",
+        ActivityKind.SET_RESOLVED_IN_NEXT_RELEASE: "resolved this error in the next release"
+        + (f" (after {d['version']})" if d.get("version") else ""),
+        ActivityKind.SET_UNRESOLVED: _unresolved(d),
+        ActivityKind.SET_IGNORED: _ignored(d),
+        ActivityKind.SET_REGRESSION: "marked this error as a regression"
+        + (f": an event of release {d['release']}" if d.get("release") else ": a new event"),
+        ActivityKind.ASSIGNED: f"assigned this error to {d.get('username', 'someone')}",
+        ActivityKind.UNASSIGNED: "unassigned this error",
+        ActivityKind.MERGE: f"merged {len(d.get('merged', []))} errors into this one",
+        ActivityKind.UNMERGE: "unmerged a fingerprint into a new error",
+        ActivityKind.REVIEWED: "marked this error as reviewed",
+        ActivityKind.ISSUE_LINKED: "linked an issue",
+    }
+    return sentences.get(a.kind, a.kind.value.replace("_", " "))
+
+
+def _unresolved(d: dict[str, object]) -> str:
+    reasons = {
+        "ignore_until": "the time it was ignored for has passed",
+        "ignore_count": "it happened as many more times as it was ignored for",
+        "ignore_user_count": "it affected as many more users as it was ignored for",
+    }
+    reason = reasons.get(str(d.get("reason")))
+    return f"unresolved this error: {reason}" if reason else "unresolved this error"
+
+
+def _ignored(d: dict[str, object]) -> str:
+    if d.get("ignoreCount"):
+        return f"ignored this error until it happens {d['ignoreCount']} more times"
+    if d.get("ignoreUserCount"):
+        return f"ignored this error until it affects {d['ignoreUserCount']} more users"
+    if d.get("ignoreDuration"):
+        return f"ignored this error for {d['ignoreDuration']} minutes"
+    return "ignored this error"

@@ -1,5 +1,8 @@
 """The error search language, parsed once for the UI, ``/api/v4`` and ``/api/0`` (pure).
 
+It sits on the bottom floor (no imports from above) because both ``tracking`` (which
+parses) and ``store.errors_search`` (which turns a query into SQL) use its records.
+
 Sentry's issue search, in a lighter form::
 
     is:unresolved level:error release:1.4.2 user.email:a@b.c browser:Firefox "timed out"

@@ -1,0 +1,145 @@
+"""triage workflow: assignees, resolution and ignore conditions, activity, releases seen
+
+Revision ID: 0008_workflow
+Revises: 0001
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "0008_workflow"
+down_revision = "0001"
+branch_labels = None
+depends_on = None
+
+
+def Id() -> sa.types.TypeEngine[int]:  # a fresh type object per column, as in tables.py
+    return sa.BigInteger().with_variant(sa.Integer(), "sqlite")
+
+
+ERROR_COLUMNS: list[tuple[str, sa.types.TypeEngine[Any]]] = [
+    ("resolution", sa.String(16)),
+    ("resolved_release", sa.String(255)),
+    ("resolved_at", sa.Float()),
+    ("ignore_until", sa.Float()),
+    ("ignore_count", sa.BigInteger()),
+    ("ignore_events_base", sa.BigInteger()),
+    ("ignore_user_count", sa.BigInteger()),
+    ("ignore_users_base", sa.BigInteger()),
+    ("inbox_at", sa.Float()),
+]
+
+
+def upgrade() -> None:
+    # Plain ADD COLUMN (no table rebuild): SQLite accepts a REFERENCES clause on a column
+    # added with a NULL default, and rebuilding "errors" would cascade into its events.
+    if op.get_bind().dialect.name == "sqlite":
+        op.execute(
+            "ALTER TABLE errors ADD COLUMN assignee_id INTEGER "
+            "REFERENCES users (id) ON DELETE SET NULL"
+        )
+    else:
+        op.add_column("errors", sa.Column("assignee_id", Id()))
+        op.create_foreign_key(
+            "fk_errors_assignee_id_users",
+            "errors",
+            "users",
+            ["assignee_id"],
+            ["id"],
+            ondelete="SET NULL",
+        )
+    for name, type_ in ERROR_COLUMNS:
+        op.add_column("errors", sa.Column(name, type_))
+    op.create_index("ix_errors_assignee", "errors", ["assignee_id", "status", "last_seen", "id"])
+    op.create_index("ix_errors_ignore_until", "errors", ["ignore_until"])
+    _create_tables()
+    _backfill()
+
+
+def _create_tables() -> None:
+    op.create_table(
+        "error_activity",
+        sa.Column("id", Id(), autoincrement=True, nullable=False),
+        sa.Column("project_id", Id(), nullable=False),
+        sa.Column("error_id", Id(), nullable=False),
+        sa.Column("kind", sa.String(32), nullable=False),
+        sa.Column("user_id", Id()),
+        sa.Column("created_at", sa.Float(), nullable=False),
+        sa.Column("updated_at", sa.Float()),
+        sa.Column("text", sa.Text()),
+        sa.Column("data", sa.Text(), nullable=False),
+        sa.ForeignKeyConstraint(["project_id"], ["projects.id"], ondelete="CASCADE"),
+        sa.ForeignKeyConstraint(["error_id"], ["errors.id"], ondelete="CASCADE"),
+        sa.ForeignKeyConstraint(["user_id"], ["users.id"], ondelete="SET NULL"),
+        sa.PrimaryKeyConstraint("id"),
+    )
+    op.create_index("ix_error_activity_error", "error_activity", ["error_id", "id"])
+    op.create_table(
+        "error_redirects",
+        sa.Column("error_id", Id(), nullable=False),
+        sa.Column("project_id", Id(), nullable=False),
+        sa.Column("target_id", Id(), nullable=False),
+        sa.ForeignKeyConstraint(["project_id"], ["projects.id"], ondelete="CASCADE"),
+        sa.ForeignKeyConstraint(["target_id"], ["errors.id"], ondelete="CASCADE"),
+        sa.PrimaryKeyConstraint("error_id"),
+    )
+    for table, name in (("project_releases", "version"), ("project_environments", "name")):
+        op.create_table(
+            table,
+            sa.Column("project_id", Id(), nullable=False),
+            sa.Column(name, sa.String(255), nullable=False),
+            sa.Column("first_seen", sa.Float(), nullable=False),
+            sa.Column("last_seen", sa.Float(), nullable=False),
+            sa.ForeignKeyConstraint(["project_id"], ["projects.id"], ondelete="CASCADE"),
+            sa.PrimaryKeyConstraint("project_id", name),
+        )
+    op.create_index(
+        "ix_project_releases_first_seen", "project_releases", ["project_id", "first_seen"]
+    )
+    op.create_table(
+        "user_project_preferences",
+        sa.Column("user_id", Id(), nullable=False),
+        sa.Column("project_id", Id(), nullable=False),
+        sa.Column("environment", sa.String(255)),
+        sa.Column("updated_at", sa.Float(), nullable=False),
+        sa.ForeignKeyConstraint(["user_id"], ["users.id"], ondelete="CASCADE"),
+        sa.ForeignKeyConstraint(["project_id"], ["projects.id"], ondelete="CASCADE"),
+        sa.PrimaryKeyConstraint("user_id", "project_id"),
+    )
+
+
+def _backfill() -> None:
+    """Releases and environments already reported, in the order they first were."""
+    for table, name, column in (
+        ("project_releases", "version", "release"),
+        ("project_environments", "name", "environment"),
+    ):
+        op.execute(
+            f"INSERT INTO {table} (project_id, {name}, first_seen, last_seen) "
+            f"SELECT project_id, {column}, MIN(timestamp), MAX(timestamp) FROM events "
+            f"WHERE {column} IS NOT NULL GROUP BY project_id, {column}"
+        )
+    # A resolved error keeps Sentry's plain "resolved now" meaning.
+    op.execute("UPDATE errors SET resolution = 'now' WHERE status = 'resolved'")
+
+
+def downgrade() -> None:
+    for table in (
+        "user_project_preferences",
+        "project_environments",
+        "project_releases",
+        "error_redirects",
+        "error_activity",
+    ):
+        op.drop_table(table)
+    op.drop_index("ix_errors_ignore_until", "errors")
+    op.drop_index("ix_errors_assignee", "errors")
+    for name, _ in reversed(ERROR_COLUMNS):
+        op.drop_column("errors", name)
+    if op.get_bind().dialect.name != "sqlite":
+        op.drop_constraint("fk_errors_assignee_id_users", "errors", type_="foreignkey")
+    op.drop_column("errors", "assignee_id")

@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
-from tracebox.accounts.errors import InvalidParameter
+from tracebox.errors import InvalidParameter
 
 
 class Kind(StrEnum):

@@ -9,7 +9,7 @@ import pytest
 from tests.external.conftest import READ_TIMEOUT_S
 from tests.external.fake_sentry import TOKEN, FakeSentry
 from tests.helpers import free_port
-from tests.ui.conftest import Ui
+from tests.inprocess import Ui
 from tracebox.store import projects
 
 pytestmark = pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)

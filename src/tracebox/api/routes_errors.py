@@ -6,7 +6,6 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Request, Response
 
-from tracebox.accounts.errors import InvalidParameter
 from tracebox.accounts.projects import ProjectAccess
 from tracebox.api.context import (
     ApiContext,
@@ -26,8 +25,8 @@ from tracebox.api.pagination import (
     offset_headers,
 )
 from tracebox.api.workflow_schemas import ErrorUpdateIn
-from tracebox.store import projects
-from tracebox.tracking import ErrorSource, source_for
+from tracebox.errors import InvalidParameter
+from tracebox.tracking import ErrorSource, source_for_project
 from tracebox.tracking.assignees import actor
 from tracebox.tracking.assignees import find as find_assignee
 from tracebox.tracking.models import KEEP, ErrorChange, ErrorSort, Keep, StatusFilter, UserRef
@@ -48,9 +47,7 @@ Environment = Annotated[
 
 
 def _source(ctx: ApiContext, access: ProjectAccess) -> ErrorSource:
-    with ctx.db.read() as conn:
-        settings = projects.get_settings(conn, access.project.id)
-    return source_for(ctx.db, access.project.id, settings, ctx.external)
+    return source_for_project(ctx.db, access.project.id, ctx.external)
 
 
 @router.get(ERRORS, response_model=list[ErrorOut])

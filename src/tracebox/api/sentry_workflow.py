@@ -7,10 +7,9 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from tracebox.accounts.errors import InvalidParameter
-from tracebox.accounts.models import User
 from tracebox.api.timefmt import iso_seconds
-from tracebox.models import ErrorStatus
+from tracebox.errors import InvalidParameter
+from tracebox.models import ErrorStatus, User
 from tracebox.store import Database
 from tracebox.tracking.assignees import actor
 from tracebox.tracking.assignees import find as find_assignee

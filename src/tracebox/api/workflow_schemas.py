@@ -8,10 +8,10 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, StringConstraints
 
-from tracebox.accounts.errors import InvalidParameter
 from tracebox.api.error_schemas import UserRefOut
 from tracebox.api.schemas import NO_NUL
 from tracebox.api.timefmt import iso, iso_or_none
+from tracebox.errors import InvalidParameter
 from tracebox.models import ErrorStatus
 from tracebox.tracking.models import Activity, Resolution, StatusChange
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from tracebox.accounts.errors import InvalidParameter
-from tracebox.accounts.models import AccessLevel, User
 from tracebox.accounts.policy import MIN_LEVEL, Action
+from tracebox.errors import InvalidParameter
+from tracebox.models import AccessLevel, User
 from tracebox.store import Database, triage
 from tracebox.tracking.models import UserRef
 

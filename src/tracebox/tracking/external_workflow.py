@@ -11,7 +11,7 @@ from typing import Any
 from tracebox.errors import BadRequest
 from tracebox.models import ErrorStatus
 from tracebox.search import SearchQuery
-from tracebox.sentry_client import SentryClient, SentryResponse
+from tracebox.sentry_client import SentryClient, SentryError, SentryResponse
 from tracebox.store.projects import ExternalLink
 from tracebox.tracking import sentry_mapping as mapping
 from tracebox.tracking.external_backend import ExternalBackend
@@ -95,12 +95,19 @@ class ExternalWorkflow:
         raise BadRequest(NOT_HERE.format(what="Comments"))
 
     def environments(self) -> builtins.list[str]:
-        body = self._get(f"projects/{self._project_path()}/environments/").body
+        """Choices for a selector: none when the server does not list them."""
+        body = self._optional(f"projects/{self._project_path()}/environments/")
         return sorted(str(e["name"]) for e in _list(body) if isinstance(e.get("name"), str))
 
     def release_names(self) -> builtins.list[str]:
-        body = self._get(f"projects/{self._project_path()}/releases/").body
+        body = self._optional(f"projects/{self._project_path()}/releases/")
         return [str(r["version"]) for r in _list(body) if isinstance(r.get("version"), str)]
+
+    def _optional(self, path: str) -> Any:
+        try:
+            return self._get(path).body
+        except SentryError:
+            return None
 
 
 def sentry_change(change: ErrorChange) -> Json:

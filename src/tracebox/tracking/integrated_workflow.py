@@ -9,8 +9,7 @@ from typing import Any
 
 from sqlalchemy import Connection
 
-from tracebox.accounts.errors import InvalidParameter
-from tracebox.errors import Forbidden, NotFound
+from tracebox.errors import Forbidden, InvalidParameter, NotFound
 from tracebox.search import SearchQuery
 from tracebox.store import Database, activity, errors_search, seen
 from tracebox.store.activity import ActivityRow

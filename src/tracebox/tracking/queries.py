@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from tracebox.accounts.errors import InvalidParameter
 from tracebox.config import Settings
+from tracebox.errors import InvalidParameter
 from tracebox.search import Filter, SearchQuery, parse
 from tracebox.tracking.models import StatusFilter
 
@@ -25,11 +25,11 @@ def list_query(
     search: str | None = None,
 ) -> SearchQuery:
     """``query`` (the search language) or, without it, ``status`` (default unresolved)
-    and ``search`` (text in the title, culprit or message)."""
+    and ``search`` (words in the title, culprit or message)."""
     if query is not None:
         if status is not None or search:
             raise InvalidParameter("query cannot be combined with status or search")
         return parse_query(settings, query)
-    found = SearchQuery(text=(search.strip(),) if search and search.strip() else ())
+    found = SearchQuery(text=tuple((search or "").split()))
     status = status or StatusFilter.UNRESOLVED
     return found if status is StatusFilter.ALL else found.plus(Filter("is", status.value))

@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy import Connection
 
-from tracebox.accounts.errors import InvalidParameter
+from tracebox.errors import InvalidParameter
 from tracebox.models import ErrorStatus
 from tracebox.store import activity, triage
 from tracebox.store.triage import UserRow

@@ -24,7 +24,7 @@ def error_details(r: Req, project: str, error_id: int) -> Response:
     cursor = r.query("cursor") or None
     if cursor is not None and len(cursor) > MAX_CURSOR_LENGTH:
         raise BadRequest("cursor is invalid")
-    source, _ = tracking_source(r, access)
+    source = tracking_source(r, access)
     environment = environment_choice(r, access)
     details = source.get(error_id)
     # One event per page: its cursors step to the next older and newer events.
@@ -59,7 +59,7 @@ def error_details(r: Req, project: str, error_id: int) -> Response:
 
 def releases(r: Req, project: str) -> Response:
     access = r.project(project, Action.READ_ERRORS)
-    source, _ = tracking_source(r, access)
+    source = tracking_source(r, access)
     environment = environment_choice(r, access)
     found = [x for x in source.releases() if environment in (None, x.environment)]
     return r.render(

@@ -11,11 +11,11 @@ from starlette.responses import Response
 
 from tracebox.accounts.policy import MIN_LEVEL, Action
 from tracebox.accounts.projects import ProjectAccess
-from tracebox.models import ErrorStatus, ErrorTrackingSettings
+from tracebox.models import ErrorStatus
 from tracebox.search import QuerySyntaxError, SearchQuery
 from tracebox.store import projects, seen
 from tracebox.store import triage as store_triage
-from tracebox.tracking import ErrorSource, source_for
+from tracebox.tracking import ErrorSource, source_for_project
 from tracebox.tracking.assignees import actor
 from tracebox.tracking.models import ErrorChange, ErrorSort, ErrorSummary, Page
 from tracebox.tracking.queries import DEFAULT_QUERY, parse_query
@@ -88,12 +88,8 @@ class ListQuery:
         return project_url(path, "error_tracking") + (f"?{urlencode(found)}" if found else "")
 
 
-def tracking_source(
-    r: Req, access: ProjectAccess
-) -> tuple[ErrorSource, ErrorTrackingSettings | None]:
-    with r.db.read() as conn:
-        settings = projects.get_settings(conn, access.project.id)
-    return source_for(r.db, access.project.id, settings, r.ctx.external), settings
+def tracking_source(r: Req, access: ProjectAccess) -> ErrorSource:
+    return source_for_project(r.db, access.project.id, r.ctx.external)
 
 
 def environment_choice(r: Req, access: ProjectAccess) -> str | None:
@@ -113,7 +109,9 @@ def environment_choice(r: Req, access: ProjectAccess) -> str | None:
 def error_list(r: Req, project: str) -> Response:
     access = r.project(project, Action.READ_ERRORS)
     query = ListQuery.parse(r.request.query_params)
-    source, settings = tracking_source(r, access)
+    source = tracking_source(r, access)
+    with r.db.read() as conn:
+        settings = projects.get_settings(conn, access.project.id)
     environment = environment_choice(r, access)
     problem: QuerySyntaxError | None = None
     try:
@@ -169,7 +167,7 @@ def assignable_members(r: Req, access: ProjectAccess) -> list[tuple[int, str]]:
 def change_status(r: Req, project: str, error_id: int) -> Response:
     access = r.project(project, Action.UPDATE_ERROR)
     change = status_change(r.form)
-    source, _ = tracking_source(r, access)
+    source = tracking_source(r, access)
     summary = source.update(error_id, ErrorChange(status=change), actor(r.principal.user))
     if not is_htmx(r.request):  # an htmx swap shows the change itself
         verb = STATUS_VERBS[change.status]

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from starlette.responses import Response
 
-from tracebox.accounts.errors import InvalidParameter
 from tracebox.accounts.policy import Action
-from tracebox.errors import BadRequest
+from tracebox.errors import BadRequest, InvalidParameter
 from tracebox.models import ErrorStatus
 from tracebox.search import Filter
 from tracebox.tracking.assignees import actor
@@ -44,7 +43,7 @@ def _assignee(r: Req, project_id: int) -> UserRef | Keep | None:
 
 def assign(r: Req, project: str, error_id: int) -> Response:
     access = r.project(project, Action.UPDATE_ERROR)
-    source, _ = tracking_source(r, access)
+    source = tracking_source(r, access)
     change = ErrorChange(assignee=_assignee(r, access.project.id))
     summary = source.update(error_id, change, actor(r.principal.user))
     if not is_htmx(r.request):
@@ -55,7 +54,7 @@ def assign(r: Req, project: str, error_id: int) -> Response:
 
 def review(r: Req, project: str, error_id: int) -> Response:
     access = r.project(project, Action.UPDATE_ERROR)
-    source, _ = tracking_source(r, access)
+    source = tracking_source(r, access)
     source.update(error_id, ErrorChange(reviewed=True), actor(r.principal.user))
     return _back(r, error_url(access.project.path, error_id))
 
@@ -63,7 +62,7 @@ def review(r: Req, project: str, error_id: int) -> Response:
 def bulk(r: Req, project: str) -> Response:
     """The list's bulk bar: the selected errors, or all matching the search."""
     access = r.project(project, Action.UPDATE_ERROR)
-    source, _ = tracking_source(r, access)
+    source = tracking_source(r, access)
     action = r.form.get("action")
     back = errors_url(access.project.path)
     ids: list[int] | None = _ids(r)
@@ -111,7 +110,7 @@ def _ids(r: Req) -> list[int]:
 def add_comment(r: Req, project: str, error_id: int) -> Response:
     access = r.project(project, Action.COMMENT)
     text = _comment_text(r)
-    source, _ = tracking_source(r, access)
+    source = tracking_source(r, access)
     note = source.add_comment(error_id, actor(r.principal.user), text)
     return r.redirect(error_url(access.project.path, error_id) + f"#comment-{note.id}")
 
@@ -119,14 +118,14 @@ def add_comment(r: Req, project: str, error_id: int) -> Response:
 def edit_comment(r: Req, project: str, error_id: int, comment_id: int) -> Response:
     access = r.project(project, Action.COMMENT)
     text = _comment_text(r)
-    source, _ = tracking_source(r, access)
+    source = tracking_source(r, access)
     source.edit_comment(error_id, comment_id, actor(r.principal.user), text)
     return r.redirect(error_url(access.project.path, error_id) + f"#comment-{comment_id}")
 
 
 def delete_comment(r: Req, project: str, error_id: int, comment_id: int) -> Response:
     access = r.project(project, Action.DELETE_COMMENT)
-    source, _ = tracking_source(r, access)
+    source = tracking_source(r, access)
     source.delete_comment(error_id, comment_id)
     r.flash("notice", "The comment was deleted.")
     return r.redirect(error_url(access.project.path, error_id) + "#activity")

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, StringConstraints
 
-from tracebox.api.error_schemas import UserRefOut
+from tracebox.api.error_schemas import ErrorOut, UserRefOut
 from tracebox.api.schemas import NO_NUL
 from tracebox.api.timefmt import iso, iso_or_none
 from tracebox.errors import InvalidParameter
@@ -81,6 +81,10 @@ class BulkIn(ErrorUpdateIn):
     ) = None
     query: Annotated[str, StringConstraints(max_length=4096)] | None = None
     environment: Annotated[str, StringConstraints(max_length=255, pattern=NO_NUL)] | None = None
+
+
+class AssignedErrorOut(ErrorOut):
+    project_path: str
 
 
 class BulkOut(BaseModel):

@@ -15,7 +15,7 @@ from typing import Any, TypeAlias
 from sqlalchemy import ColumnElement, Connection, Row, Select, func, literal, or_, select, tuple_
 
 from tracebox.store import payloads
-from tracebox.store.tables import error_hourly, errors, events
+from tracebox.store.tables import error_hourly, errors, events, project_members, projects
 
 AnyRow: TypeAlias = Row[*tuple[Any, ...]]
 
@@ -133,6 +133,34 @@ def list_errors(
         after = (int(after[0]), after[1]) if after else None
         before = (int(before[0]), before[1]) if before else None
     rows = [_error(r) for r in conn.execute(_keyset(query, col, errors.c.id, after, before, limit))]
+    return rows[::-1] if before is not None else rows
+
+
+def assigned_errors(
+    conn: Connection,
+    user_id: int,
+    *,
+    status: str | None,
+    min_level: int | None,
+    after: Edge | None,
+    before: Edge | None,
+    limit: int,
+) -> list[ErrorRow]:
+    """Errors assigned to a user across projects, newest first (ix_errors_assignee); with
+    ``min_level``, only in projects where they are still a member of that level."""
+    query = select(*_ERROR_COLUMNS).where(errors.c.assignee_id == user_id)
+    if status is not None:
+        query = query.where(errors.c.status == status)
+    if min_level is not None:
+        visible = select(project_members.c.project_id).where(
+            project_members.c.user_id == user_id,
+            project_members.c.access_level >= min_level,
+        )
+        query = query.where(errors.c.project_id.in_(visible))
+    hidden = select(projects.c.id).where(projects.c.monitor_access_level == "disabled")
+    query = query.where(errors.c.project_id.not_in(hidden))
+    keyset = _keyset(query, errors.c.last_seen, errors.c.id, after, before, limit)
+    rows = [_error(r) for r in conn.execute(keyset)]
     return rows[::-1] if before is not None else rows
 
 

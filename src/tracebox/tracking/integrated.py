@@ -181,18 +181,7 @@ class IntegratedSource(IntegratedWorkflow):
     def _summaries(
         self, conn: Connection, rows: builtins.list[ErrorRow]
     ) -> builtins.list[ErrorSummary]:
-        """Rows plus their 24 hourly counts, fetched in one query for the whole page."""
-        last = int(self._clock() // 3600)
-        first = last - HOURS_IN_TIMELINE + 1
-        counts = errors_read.hourly_counts(
-            conn, [r.id for r in rows], first_hour=first, last_hour=last
-        )
-        people = store_triage.user_rows(conn, [r.assignee_id for r in rows if r.assignee_id])
-        now = self._clock()
-        return [
-            _summary(r, counts.get(r.id, {}), first, last, people.get(r.assignee_id or 0), now)
-            for r in rows
-        ]
+        return summaries(conn, rows, self._clock())
 
     def _daily(self, conn: Connection, error_id: int) -> builtins.list[Bucket]:
         today = int(self._clock() // 86400)
@@ -214,6 +203,18 @@ class IntegratedSource(IntegratedWorkflow):
             culprit=row.culprit,
             received_at=event.received_at,
         )
+
+
+def summaries(conn: Connection, rows: list[ErrorRow], now: float) -> list[ErrorSummary]:
+    """Rows plus their 24 hourly counts and assignees, one query each for a whole page."""
+    last = int(now // 3600)
+    first = last - HOURS_IN_TIMELINE + 1
+    counts = errors_read.hourly_counts(conn, [r.id for r in rows], first_hour=first, last_hour=last)
+    people = store_triage.user_rows(conn, [r.assignee_id for r in rows if r.assignee_id])
+    return [
+        _summary(r, counts.get(r.id, {}), first, last, people.get(r.assignee_id or 0), now)
+        for r in rows
+    ]
 
 
 def _summary(

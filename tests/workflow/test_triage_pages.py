@@ -73,7 +73,7 @@ def error_id(ui: Ui, title: str) -> int:
 
 
 def test_details_triage_timeline_and_safe_comments(site: tuple[Ui, Project, User]) -> None:
-    ui, project, owner = site
+    ui, _, _ = site
     e = error_id(ui, "Crash: in staging")
     here = f"/acme/web/-/error_tracking/{e}"
     page = ui.client.get(here)

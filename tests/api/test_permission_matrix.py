@@ -11,6 +11,7 @@ a read_api token on a write -> 403 insufficient_scope.
 from __future__ import annotations
 
 import itertools
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +20,7 @@ import pytest
 from tests.inprocess import Api, exception_event
 from tracebox.accounts import personal_tokens
 from tracebox.models import AccessLevel
-from tracebox.store import client_keys, members
+from tracebox.store import activity, client_keys, members
 
 CALLERS = (
     "anonymous",
@@ -59,6 +60,21 @@ class World:
     def fresh_key(self) -> int:
         with self.api.db.write() as conn:
             return client_keys.create(conn, self.project_id).id
+
+    def fresh_comment(self) -> int:
+        """A comment by the project's owner on the world's error."""
+        with self.api.db.write() as conn:
+            found = activity.add(
+                conn,
+                self.project_id,
+                [self.error_id],
+                "note",
+                user_id=self.owner_id,
+                now=time.time(),
+                text="by the owner",
+            )
+        assert found is not None
+        return found
 
     def fresh_owner_token(self) -> int:
         with self.api.db.write() as conn:
@@ -126,6 +142,12 @@ REPORTER = _body({"access_level": 20})
 ACTIVE = _body({"active": True})
 ACTIVE_INTEGRATED = _body({"active": True, "integrated": True})
 UNRESOLVED = _body({"status": "unresolved"})
+COMMENT = _body({"body": "a comment"})
+
+
+def BULK(w: World) -> dict[str, Any]:
+    return {"ids": [w.error_id], "status": "unresolved"}
+
 
 # (method, path template, body factory or None, expected statuses in CALLERS order)
 # fmt: off
@@ -159,6 +181,15 @@ MATRIX: list[tuple[str, str, Any, str]] = [
     ("GET",    ET + "/errors/{e}/events/latest", None,        "401 404 403 200 200 200 200 200 200 401 401"),
     ("GET",    ET + "/errors/{e}/events/{ev}", None,          "401 404 403 200 200 200 200 200 200 401 401"),
     ("GET",    ET + "/releases", None,                        "401 404 403 200 200 200 200 200 200 401 401"),
+    ("PUT",    ET + "/errors", BULK,                          "401 404 403 403 200 200 200 200 403 401 401"),
+    ("GET",    ET + "/errors/{e}/activity", None,             "401 404 403 200 200 200 200 200 200 401 401"),
+    ("POST",   ET + "/errors/{e}/comments", COMMENT,          "401 404 403 201 201 201 201 201 403 401 401"),
+    ("PUT",    ET + "/errors/{e}/comments/{fresh_comment}", COMMENT,
+                                                              "401 404 403 403 403 403 200 403 403 401 401"),
+    ("DELETE", ET + "/errors/{e}/comments/{fresh_comment}", None,
+                                                              "401 404 403 403 403 204 204 204 403 401 401"),
+    ("GET",    ET + "/environments", None,                    "401 404 403 200 200 200 200 200 200 401 401"),
+    ("GET",    "/api/v4/error_tracking/assigned_errors", None, "401 200 200 200 200 200 200 200 200 401 401"),
     ("GET",    "/api/0/projects/", None,                      "401 200 200 200 200 200 200 200 200 401 401"),
     ("GET",    "/api/0/projects/acme/web/issues/", None,      "401 404 403 200 200 200 200 200 200 401 401"),
     ("GET",    "/api/0/issues/{e}/", None,                    "401 404 403 200 200 200 200 200 200 401 401"),
@@ -172,6 +203,8 @@ def _path(template: str, w: World) -> str:
     values = {"p": w.project_id, "e": w.error_id, "ev": w.event_id, "target": w.target_id}
     if "{fresh_member}" in template:
         values["fresh_member"] = w.fresh_member()
+    if "{fresh_comment}" in template:
+        values["fresh_comment"] = w.fresh_comment()
     if "{fresh_key}" in template:
         values["fresh_key"] = w.fresh_key()
     if "{owner_token}" in template:

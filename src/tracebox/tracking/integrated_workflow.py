@@ -116,7 +116,7 @@ class IntegratedWorkflow:
         with self._db.write() as conn:
             note = self._note(conn, error_id, comment_id)
             if note.user is None or note.user.id != actor.id:
-                raise Forbidden("Only the author of a comment can edit it.")
+                raise Forbidden("")  # only its author edits a comment
             activity.edit_note(conn, comment_id, text, self._clock())
             return self._note(conn, error_id, comment_id)
 

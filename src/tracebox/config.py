@@ -52,6 +52,10 @@ class Settings(BaseSettings):
     max_store_compressed_bytes: int = 20 * MIB  # store request body before decompression
     max_items_per_envelope: int = 1000  # Relay bounds sessions at 100; we bound all items
     max_sessions_per_envelope: int = 100  # as Relay max_session_count
+    # One session or sessions item. Relay bounds only their count; we bound their size
+    # too, as they are spooled as received (a real update is under 1 KiB, 100 aggregate
+    # buckets under 20 KiB). A larger one is dropped silently, as an invalid session.
+    max_session_bytes: int = 100 * KIB
     rate_limit_events_per_minute: int = Field(
         default=0, ge=0, description="per client key, per node; 0 disables the limit"
     )

@@ -122,7 +122,8 @@ class DigestWorker:
             store_digest.write_session_aggregates(conn, project_id, aggregates)
         store_digest.add_dropped(conn, prepared.dropped)
         if prepared.invalid:
-            log.error("skipped %d undecodable spool records", prepared.invalid)
+            log.warning("spool records set aside: %s", dict(prepared.invalid))
+            result.invalid.update(prepared.invalid)
         return result
 
     def _release(self, positions: dict[str, int]) -> None:

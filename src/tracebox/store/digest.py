@@ -71,6 +71,7 @@ class BatchResult:
     events_duplicate: int = 0
     errors_created: int = 0
     errors_regressed: int = 0
+    invalid: dict[str, int] = field(default_factory=dict)  # records set aside, by reason
     workflow: WorkflowOutcome = field(default_factory=WorkflowOutcome)
 
 

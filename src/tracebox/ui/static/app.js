@@ -112,7 +112,8 @@
     }
   });
 
-  // The error list's keys: j/k move, o opens, r/i/a resolve, ignore, assign to me.
+  // The error list's keys: j/k move, o opens, r/i/a resolve, ignore, assign to me;
+  // Escape leaves the search box so the keys reach the list.
   var selectedRow = -1;
 
   function errorRows() {
@@ -138,6 +139,11 @@
   document.addEventListener("keydown", function (event) {
     if (event.ctrlKey || event.metaKey || event.altKey || event.defaultPrevented) return;
     var target = event.target;
+    if (event.key === "Escape" && target.id === "query") {
+      event.preventDefault();  // keep the query (a search field clears itself on Escape)
+      target.blur();
+      return;
+    }
     if (target.closest && target.closest("input, textarea, select, [contenteditable]")) return;
     if (!document.getElementById("error-list") || !errorRows().length) return;
     var key = event.key;

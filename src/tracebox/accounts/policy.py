@@ -1,10 +1,11 @@
 """The permission policy: the one place that says who may do what (no I/O).
 
 GitLab's rules (reference section 1 and 4): read errors, releases and events: Reporter+;
-change an error's status: Developer+; error tracking settings and client keys:
-Maintainer+. Comments (issue 15): Reporter+ write and edit their own; Maintainer+ delete.
-Admins may do everything. A project the user may not see is reported as not
-found, never as forbidden, so private projects stay invisible. A project whose
+change an error's status, create releases and upload source maps: Developer+; error
+tracking settings, client keys, deleting releases and artifacts: Maintainer+. Comments
+(issue 15): Reporter+ write and edit their own; Maintainer+ delete. Admins
+may do everything. A project the user may not see is reported as not found, never as
+forbidden, so private projects stay invisible. A project whose
 ``monitor_access_level`` is ``disabled`` hides error tracking entirely (404).
 """
 
@@ -31,6 +32,8 @@ class Action(StrEnum):
     ADMIN_ERROR_TRACKING = "admin_error_tracking"  # settings and client keys
     COMMENT = "comment"  # comment on an error (and edit one's own comments)
     DELETE_COMMENT = "delete_comment"  # anyone's comment
+    WRITE_RELEASES = "write_releases"  # releases, deploys, source map uploads (sentry-cli)
+    DELETE_RELEASES = "delete_releases"  # a release and its artifacts
 
 
 MIN_LEVEL: dict[Action, AccessLevel] = {
@@ -43,6 +46,8 @@ MIN_LEVEL: dict[Action, AccessLevel] = {
     Action.ADMIN_ERROR_TRACKING: AccessLevel.MAINTAINER,
     Action.COMMENT: AccessLevel.REPORTER,
     Action.DELETE_COMMENT: AccessLevel.MAINTAINER,
+    Action.WRITE_RELEASES: AccessLevel.DEVELOPER,
+    Action.DELETE_RELEASES: AccessLevel.MAINTAINER,
 }
 ERROR_TRACKING_ACTIONS = frozenset(
     {
@@ -51,6 +56,8 @@ ERROR_TRACKING_ACTIONS = frozenset(
         Action.ADMIN_ERROR_TRACKING,
         Action.COMMENT,
         Action.DELETE_COMMENT,
+        Action.WRITE_RELEASES,
+        Action.DELETE_RELEASES,
     }
 )
 

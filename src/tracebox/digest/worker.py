@@ -9,14 +9,17 @@ from dataclasses import dataclass
 from sqlalchemy import Connection
 from sqlalchemy.exc import SQLAlchemyError
 
+from tracebox.config import Settings
 from tracebox.digest.prepare import PreparedBatch, Preparer
 from tracebox.logcondition import LoggedCondition, first_line
 from tracebox.metrics import Metrics
 from tracebox.spool import Batch, SpoolReader
 from tracebox.store import Database
 from tracebox.store import digest as store_digest
+from tracebox.symbolication import MapCache, StoreArtifacts, Symbolicator
 
 log = logging.getLogger("tracebox.digest")
+DEFAULT_SYMBOLICATION_CACHE_BYTES = Settings.model_fields["symbolication_cache_bytes"].default
 
 
 @dataclass
@@ -40,12 +43,14 @@ class DigestWorker:
         *,
         batch_size: int,
         metrics: Metrics | None = None,
+        symbolication_cache_bytes: int = DEFAULT_SYMBOLICATION_CACHE_BYTES,
     ) -> None:
         self.db = db
         self.metrics = metrics
         self.reader = reader
         self.batch_size = batch_size
-        self.preparer = Preparer()
+        self.symbolicator = Symbolicator(StoreArtifacts(db), MapCache(symbolication_cache_bytes))
+        self.preparer = Preparer(symbolicator=self.symbolicator)
         self.stats = DigestStats()
 
     def run_once(self) -> int:

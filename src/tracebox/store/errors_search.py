@@ -16,7 +16,7 @@ from sqlalchemy import ColumnElement, Connection, and_, false, func, literal, no
 
 from tracebox.errors import InvalidParameter
 from tracebox.search import Filter, SearchQuery, glob_to_like, time_range
-from tracebox.store.tables import errors, events, project_releases, users
+from tracebox.store.tables import errors, events, releases, users
 from tracebox.store.triage import FOR_REVIEW_SECONDS
 
 Condition = ColumnElement[bool]
@@ -117,9 +117,9 @@ def _times_seen(f: Filter, _scope: SearchScope) -> Condition:
 def _release(f: Filter, scope: SearchScope) -> Condition:
     if f.value == "latest":
         latest = (
-            select(project_releases.c.version)
-            .where(project_releases.c.project_id == scope.project_id)
-            .order_by(project_releases.c.first_seen.desc(), project_releases.c.version.desc())
+            select(releases.c.version)
+            .where(releases.c.project_id == scope.project_id)
+            .order_by(releases.c.created_at.desc(), releases.c.id.desc())
             .limit(1)
             .scalar_subquery()
         )

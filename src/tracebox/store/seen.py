@@ -1,5 +1,6 @@
-"""Releases and environments a project's events reported, and each user's choice of
-environment per project (the environment selector remembers it)."""
+"""Releases and environments a project's events reported (a release's ``created_at`` is
+when sentry-cli created it or an event first named it: their order), and each user's
+choice of environment per project (the environment selector remembers it)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from sqlalchemy import Connection, case, select
 
 from tracebox.store.dialect import insert
-from tracebox.store.tables import project_environments, project_releases
+from tracebox.store.tables import project_environments, releases
 from tracebox.store.tables import user_project_preferences as prefs
 
 Span = tuple[float, float]  # first and last timestamp seen
@@ -18,32 +19,35 @@ MAX_ENVIRONMENTS = 100  # listed in a selector; Sentry's environment list is as 
 
 def record(
     conn: Connection,
-    releases: Mapping[tuple[int, str], Span],
+    versions: Mapping[tuple[int, str], Span],
     environments: Mapping[tuple[int, str], Span],
 ) -> None:
-    """Upsert what one digest batch saw: (project, value) -> (first, last) timestamp."""
-    for table, column, seen in (
-        (project_releases, "version", releases),
-        (project_environments, "name", environments),
-    ):
-        if not seen:
-            continue
-        stmt = insert(conn, table)
-        ex = stmt.excluded
+    """What one digest batch saw, (project, value) -> (first, last) timestamp: a release
+    not created yet (by sentry-cli or an earlier event) is created as first seen now."""
+    if versions:
+        stmt = insert(conn, releases).on_conflict_do_nothing(
+            index_elements=["project_id", "version"]
+        )
+        rows = [
+            {"project_id": p, "version": v, "created_at": first}
+            for (p, v), (first, _) in sorted(versions.items())
+        ]
+        conn.execute(stmt, rows)
+    if environments:
+        stmt = insert(conn, project_environments)
+        ex, t = stmt.excluded, project_environments.c
         stmt = stmt.on_conflict_do_update(
-            index_elements=["project_id", column],
+            index_elements=["project_id", "name"],
             set_={
                 "first_seen": case(
-                    (ex.first_seen < table.c.first_seen, ex.first_seen), else_=table.c.first_seen
+                    (ex.first_seen < t.first_seen, ex.first_seen), else_=t.first_seen
                 ),
-                "last_seen": case(
-                    (ex.last_seen > table.c.last_seen, ex.last_seen), else_=table.c.last_seen
-                ),
+                "last_seen": case((ex.last_seen > t.last_seen, ex.last_seen), else_=t.last_seen),
             },
         )
         rows = [
-            {"project_id": p, column: value, "first_seen": first, "last_seen": last}
-            for (p, value), (first, last) in sorted(seen.items())
+            {"project_id": p, "name": name, "first_seen": first, "last_seen": last}
+            for (p, name), (first, last) in sorted(environments.items())
         ]
         conn.execute(stmt, rows)
 
@@ -54,18 +58,18 @@ def release_first_seen(
     wanted = sorted(set(versions))
     if not wanted:
         return {}
-    query = select(project_releases.c.version, project_releases.c.first_seen).where(
-        project_releases.c.project_id == project_id, project_releases.c.version.in_(wanted)
+    query = select(releases.c.version, releases.c.created_at).where(
+        releases.c.project_id == project_id, releases.c.version.in_(wanted)
     )
     return {str(v): float(t) for v, t in conn.execute(query)}
 
 
-def releases(conn: Connection, project_id: int, limit: int = 100) -> list[str]:
+def recent_releases(conn: Connection, project_id: int, limit: int = 100) -> list[str]:
     """The most recent releases first (the "resolve in release" choices)."""
     query = (
-        select(project_releases.c.version)
-        .where(project_releases.c.project_id == project_id)
-        .order_by(project_releases.c.first_seen.desc())
+        select(releases.c.version)
+        .where(releases.c.project_id == project_id)
+        .order_by(releases.c.created_at.desc(), releases.c.id.desc())
         .limit(limit)
     )
     return [str(v) for v in conn.execute(query).scalars()]

@@ -12,7 +12,7 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, Connection, and_, or_, select
 
-from tracebox.store.tables import errors, project_members, project_releases, users
+from tracebox.store.tables import errors, project_members, releases, users
 
 CHUNK = 400  # ids per IN (...): well under SQLite's parameter limit
 FOR_REVIEW_SECONDS = 7 * 86400  # as Sentry's inbox: new or regressed errors for a week
@@ -182,11 +182,11 @@ def user_rows(conn: Connection, ids: Iterable[int]) -> dict[int, UserRow]:
 
 
 def latest_release(conn: Connection, project_id: int) -> str | None:
-    """The release first seen most recently (what "the next release" is counted from)."""
+    """The release created or first seen most recently ("the next release" comes after it)."""
     query = (
-        select(project_releases.c.version)
-        .where(project_releases.c.project_id == project_id)
-        .order_by(project_releases.c.first_seen.desc(), project_releases.c.version.desc())
+        select(releases.c.version)
+        .where(releases.c.project_id == project_id)
+        .order_by(releases.c.created_at.desc(), releases.c.id.desc())
         .limit(1)
     )
     value = conn.execute(query).scalar()

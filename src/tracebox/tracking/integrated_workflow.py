@@ -141,7 +141,7 @@ class IntegratedWorkflow:
 
     def release_names(self) -> builtins.list[str]:
         with self._db.read() as conn:
-            return seen.releases(conn, self._project_id)
+            return seen.recent_releases(conn, self._project_id)
 
 
 def _activity(row: ActivityRow) -> Activity:

@@ -1,4 +1,4 @@
-"""triage workflow: assignees, resolution and ignore conditions, activity, releases seen
+"""triage workflow: assignees, resolution and ignore conditions, activity, environments
 
 Revision ID: 0008_workflow
 Revises: 0001
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0008_workflow"
-down_revision = "0001"
+down_revision = "0006_sourcemaps"
 branch_labels = None
 depends_on = None
 
@@ -87,19 +87,16 @@ def _create_tables() -> None:
         sa.ForeignKeyConstraint(["target_id"], ["errors.id"], ondelete="CASCADE"),
         sa.PrimaryKeyConstraint("error_id"),
     )
-    for table, name in (("project_releases", "version"), ("project_environments", "name")):
-        op.create_table(
-            table,
-            sa.Column("project_id", Id(), nullable=False),
-            sa.Column(name, sa.String(255), nullable=False),
-            sa.Column("first_seen", sa.Float(), nullable=False),
-            sa.Column("last_seen", sa.Float(), nullable=False),
-            sa.ForeignKeyConstraint(["project_id"], ["projects.id"], ondelete="CASCADE"),
-            sa.PrimaryKeyConstraint("project_id", name),
-        )
-    op.create_index(
-        "ix_project_releases_first_seen", "project_releases", ["project_id", "first_seen"]
+    op.create_table(
+        "project_environments",
+        sa.Column("project_id", Id(), nullable=False),
+        sa.Column("name", sa.String(255), nullable=False),
+        sa.Column("first_seen", sa.Float(), nullable=False),
+        sa.Column("last_seen", sa.Float(), nullable=False),
+        sa.ForeignKeyConstraint(["project_id"], ["projects.id"], ondelete="CASCADE"),
+        sa.PrimaryKeyConstraint("project_id", "name"),
     )
+    op.create_index("ix_releases_project_created", "releases", ["project_id", "created_at"])
     op.create_table(
         "user_project_preferences",
         sa.Column("user_id", Id(), nullable=False),
@@ -113,16 +110,20 @@ def _create_tables() -> None:
 
 
 def _backfill() -> None:
-    """Releases and environments already reported, in the order they first were."""
-    for table, name, column in (
-        ("project_releases", "version", "release"),
-        ("project_environments", "name", "environment"),
-    ):
-        op.execute(
-            f"INSERT INTO {table} (project_id, {name}, first_seen, last_seen) "
-            f"SELECT project_id, {column}, MIN(timestamp), MAX(timestamp) FROM events "
-            f"WHERE {column} IS NOT NULL GROUP BY project_id, {column}"
-        )
+    """Environments already reported, and releases events reported that sentry-cli did
+    not create (one releases model: a release is created when first seen)."""
+    op.execute(
+        "INSERT INTO project_environments (project_id, name, first_seen, last_seen) "
+        "SELECT project_id, environment, MIN(timestamp), MAX(timestamp) FROM events "
+        "WHERE environment IS NOT NULL GROUP BY project_id, environment"
+    )
+    op.execute(
+        "INSERT INTO releases (project_id, version, created_at) "
+        "SELECT e.project_id, e.release, MIN(e.timestamp) FROM events e "
+        "WHERE e.release IS NOT NULL AND NOT EXISTS (SELECT 1 FROM releases r "
+        "WHERE r.project_id = e.project_id AND r.version = e.release) "
+        "GROUP BY e.project_id, e.release"
+    )
     # A resolved error keeps Sentry's plain "resolved now" meaning.
     op.execute("UPDATE errors SET resolution = 'now' WHERE status = 'resolved'")
 
@@ -131,11 +132,11 @@ def downgrade() -> None:
     for table in (
         "user_project_preferences",
         "project_environments",
-        "project_releases",
         "error_redirects",
         "error_activity",
     ):
         op.drop_table(table)
+    op.drop_index("ix_releases_project_created", "releases")
     op.drop_index("ix_errors_ignore_until", "errors")
     op.drop_index("ix_errors_assignee", "errors")
     for name, _ in reversed(ERROR_COLUMNS):

@@ -209,6 +209,8 @@ MATRIX: list[tuple[str, str, Any, str]] = [
     ("GET",    "/api/0/issues/{e}/", None,                    "401 404 403 200 200 200 200 200 200 401 401"),
     ("GET",    "/api/0/issues/{e}/events/latest/", None,      "401 404 403 200 200 200 200 200 200 401 401"),
     ("PUT",    "/api/0/issues/{e}/", UNRESOLVED,              "401 404 403 403 200 200 200 200 403 401 401"),
+    ("PUT",    "/api/0/projects/acme/web/issues/?id={e}", UNRESOLVED,
+                                                              "401 404 403 403 200 200 200 200 403 401 401"),
     # sentry-cli (docs/sourcemaps.md): Developer+ creates releases and uploads
     ("GET",    "/api/0/", None,                               "200 200 200 200 200 200 200 200 200 401 401"),
     ("GET",    "/api/0/organizations/acme/projects/", None,   "401 404 200 200 200 200 200 200 200 401 401"),

@@ -180,3 +180,24 @@ def test_sentry_fields_on_api_0(team: Team) -> None:
     assert listed[0]["statusDetails"]["ignoreCount"] == 10
     r = team.call("reporter", "GET", "/api/0/projects/acme/web/issues/", params={"query": "is:"})
     assert r.status_code == 400 and "position 4" in r.json()["detail"]
+
+
+def test_sentry_bulk_mutation(team: Team) -> None:
+    issues = "/api/0/projects/acme/web/issues/"
+    r = team.call(
+        "developer",
+        "PUT",
+        issues,
+        params=[("id", str(team.ids[0])), ("id", str(team.ids[1]))],
+        json={"status": "ignored", "statusDetails": {"ignoreCount": 5}},
+    )
+    assert r.json() == {"status": "ignored", "statusDetails": {"ignoreCount": 5}, "changed": 2}
+    r = team.call(
+        "developer", "PUT", issues, params={"query": "is:unresolved"}, json={"status": "resolved"}
+    )
+    assert r.json()["changed"] == 3
+    listed = team.call("reporter", "GET", issues, params={"query": "is:resolved"}).json()
+    assert len(listed) == 3
+    assert team.call("reporter", "PUT", issues, json={"status": "resolved"}).status_code == 403
+    r = team.call("developer", "PUT", issues, params={"id": "x"}, json={"status": "resolved"})
+    assert (r.status_code, r.json()) == (400, {"detail": "id is invalid"})

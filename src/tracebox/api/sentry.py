@@ -145,6 +145,40 @@ def list_issues(
     return items
 
 
+@router.put("/projects/{org}/{project}/issues/")
+def bulk_update_issues(
+    org: str,
+    project: str,
+    ctx: Ctx,
+    principal: CurrentPrincipal,
+    body: Annotated[dict[str, Any], Body()],
+    ids: Annotated[list[str] | None, Query(alias="id", max_length=1000)] = None,
+    query: Annotated[str | None, Query(max_length=4096)] = None,
+) -> Json:
+    """Sentry's bulk mutation: the issues ``?id=1&id=2`` or those matching ``?query=``
+    get the body's ``status``, ``statusDetails``, ``assignedTo`` (Developer+)."""
+    with ctx.db.read() as conn:
+        path = unquote(f"{org}/{project}")
+        access = project_access.resolve(conn, principal, path, Action.UPDATE_ERROR)
+    if ids is not None and not all(i.isascii() and i.isdigit() and len(i) < 19 for i in ids):
+        raise InvalidParameter("id is invalid")
+    change = workflow.change_of(ctx.db, access.project.id, body, principal.user)
+    if change.is_empty():
+        raise InvalidParameter("status or assignedTo is missing")
+    wanted = None if ids is not None else list_query(ctx.settings, query=query or "")
+    result = _source(ctx, access).bulk_update(
+        ids=[int(i) for i in ids] if ids is not None else None,
+        query=wanted,
+        change=change,
+        actor=workflow.actor(principal.user),
+        viewer=principal.user.id,
+        max_errors=ctx.settings.bulk_max_errors,
+        batch_size=ctx.settings.bulk_batch_errors,
+    )
+    answer = {k: v for k, v in body.items() if k in ("status", "statusDetails", "assignedTo")}
+    return {**answer, "changed": result.changed}
+
+
 @router.get("/issues/{issue_id}/")
 @router.get("/organizations/{org}/issues/{issue_id}/")
 def get_issue(issue_id: str, ctx: Ctx, principal: CurrentPrincipal) -> Json:

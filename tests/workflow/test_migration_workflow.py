@@ -19,7 +19,7 @@ from tracebox.store.tables import errors, project_environments, releases
 
 def test_upgrade_keeps_data_and_fills_environments_and_releases(settings: Settings) -> None:
     url = settings.resolved_database_url()
-    command.upgrade(alembic_config(url), "0006_sourcemaps")
+    command.upgrade(alembic_config(url), "0003_pipeline")
     db = Database(url)
     try:
         now = time.time()
@@ -50,7 +50,7 @@ def test_upgrade_keeps_data_and_fills_environments_and_releases(settings: Settin
             Preparer().prepare_event(1, normalize_event(r, received_at=now, client_ip="192.0.2.1"))
             for r in raws
         ]
-        with db.engine.begin() as conn:  # the 0006 schema: write the rows as that digest did
+        with db.engine.begin() as conn:  # the schema before 0008: rows as its digest wrote them
             for p in prepared:
                 conn.execute(
                     text(

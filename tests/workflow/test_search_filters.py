@@ -141,3 +141,24 @@ def test_a_bad_query_is_a_400_with_the_position(shop: Shop) -> None:
     assert r.json() == {"error": "query is invalid at position 21: a value after level:"}
     r = shop.api.call("GET", url, shop.token, params={"query": "x", "status": "all"})
     assert r.json() == {"error": "query cannot be combined with status or search"}
+
+
+def test_tags_and_users(shop: Shop) -> None:
+    assert shop.titles("browser:Firefox") == {DECLINED}
+    assert shop.titles("!browser:Firefox") == {DISK, SKU}
+    assert shop.titles("os:Linux") == {SKU}
+    assert shop.titles("region:eu") == {SKU}  # a custom tag
+    assert shop.titles("url:*checkout*") == {DISK}
+    assert shop.titles('url:"https://shop.test/checkout?step=2"') == {DISK}
+    assert shop.titles("user.id:u1") == {DECLINED}
+    assert shop.titles("user.email:b@c.d") == {SKU}
+    assert shop.titles("user.username:alice") == {DECLINED}
+    assert shop.titles("user.email:nobody@example.com") == set()
+    combined = "is:unresolved level:warning release:shop@1.5.0 browser:Chrome os:Linux"
+    assert shop.titles(combined) == {SKU}
+
+
+def test_environment_counts_on_details(shop: Shop) -> None:
+    url = f"/api/v4/projects/{shop.project.id}/error_tracking/errors/{shop.error_id(DECLINED)}"
+    details = shop.api.call("GET", url, shop.token).json()
+    assert details["environments"] == [{"value": "production", "count": 2}]

@@ -14,9 +14,8 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, Connection, and_, false, func, literal, not_, or_, select
 
-from tracebox.errors import InvalidParameter
 from tracebox.search import Filter, SearchQuery, glob_to_like, time_range
-from tracebox.store.tables import errors, events, releases, users
+from tracebox.store.tables import error_tags, errors, releases, users
 from tracebox.store.triage import FOR_REVIEW_SECONDS
 
 Condition = ColumnElement[bool]
@@ -123,24 +122,21 @@ def _release(f: Filter, scope: SearchScope) -> Condition:
             .limit(1)
             .scalar_subquery()
         )
-        return _has_event(events.c.release == latest, scope)
-    return _has_event(_match(events.c.release, str(f.value)), scope)
-
-
-def _environment(f: Filter, scope: SearchScope) -> Condition:
-    return _has_event(_match(events.c.environment, str(f.value)), scope)
-
-
-def _has_event(condition: Condition, scope: SearchScope) -> Condition:
-    """Errors with at least one event matching ``condition``."""
-    matching = select(events.c.error_id).where(events.c.project_id == scope.project_id, condition)
-    return errors.c.id.in_(matching)
+        return _tagged("release", error_tags.c.value == latest, scope)
+    return _tag(f, scope)
 
 
 def _tag(f: Filter, scope: SearchScope) -> Condition:
-    # Until the digest keeps a tags summary per error (issue 10's error_tags), tag and
-    # user filters cannot be answered without decoding every stored event.
-    raise InvalidParameter(f"query: filtering on {f.key}: is not available yet")
+    """Errors with an event carrying tag ``key`` = ``value`` (error_tags, counted by the
+    digest: the SDK's tags, and level, environment, release, user.*, browser, os, url)."""
+    return _tagged(f.key, _match(error_tags.c.value, str(f.value)), scope)
+
+
+def _tagged(key: str, value: Condition, scope: SearchScope) -> Condition:
+    found = select(error_tags.c.error_id).where(
+        error_tags.c.project_id == scope.project_id, error_tags.c.key == key, value
+    )  # ix_error_tags_search
+    return errors.c.id.in_(found)
 
 
 def _text(text: str) -> Condition:
@@ -160,5 +156,4 @@ BUILDERS: dict[str, Callable[[Filter, SearchScope], Condition]] = {
     "last-seen": _time("last_seen"),
     "times-seen": _times_seen,
     "release": _release,
-    "environment": _environment,
 }

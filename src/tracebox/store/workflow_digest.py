@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from sqlalchemy import Connection, or_, select
+from sqlalchemy import Connection, select
 
 from tracebox import resolution as rules
 from tracebox.store import activity, seen
@@ -61,21 +61,25 @@ _STATE_COLUMNS = [
     errors.c.ignore_users_base,
     errors.c.events_count,
     errors.c.users_count,
-    errors.c.inbox_at,
 ]
 
 
 def apply(
-    conn: Connection, by_error: Mapping[int, Sequence[DigestedEvent]], now: float
+    conn: Connection,
+    by_error: Mapping[int, Sequence[DigestedEvent]],
+    now: float,
+    *,
+    created: set[int],
 ) -> WorkflowOutcome:
-    """Call once per batch, after the counts were written, inside the batch transaction."""
+    """Call once per batch, after the counts were written, inside the batch transaction;
+    ``created``: the errors this batch created."""
     outcome = WorkflowOutcome()
     _record_seen(conn, by_error)
     states = _states(conn, list(by_error))
     _reopen_regressions(conn, states, by_error, now, outcome)
     _unignore(conn, [s for s in states if s["status"] == "ignored"], now, outcome)
     _unignore(conn, _expired(conn, now), now, outcome)
-    _new_for_review(conn, states, by_error)
+    _new_for_review(conn, sorted(created & set(by_error)))
     return outcome
 
 
@@ -94,8 +98,10 @@ def _record_seen(conn: Connection, by_error: Mapping[int, Sequence[DigestedEvent
 def _states(conn: Connection, ids: list[int]) -> list[dict[str, Any]]:
     found = []
     for chunk in chunks(ids):
-        interesting = or_(errors.c.status != "unresolved", errors.c.inbox_at.is_(None))
-        query = select(*_STATE_COLUMNS).where(errors.c.id.in_(chunk), interesting)
+        # Only resolved and ignored errors can change here (rows locked by update_errors).
+        query = select(*_STATE_COLUMNS).where(
+            errors.c.id.in_(chunk), errors.c.status != "unresolved"
+        )
         found += [dict(r._mapping) for r in conn.execute(query)]
     return found
 
@@ -117,7 +123,7 @@ def _reopen_regressions(
         state = rules.Resolved(
             s["resolution"] or rules.NOW, s["resolved_release"], float(s["resolved_at"] or 0.0)
         )
-        for e in sorted(by_error[s["id"]], key=lambda e: e.timestamp):
+        for e in by_error[s["id"]]:  # the first event of the batch that reopens it
             order = first_seen.get(s["project_id"], {})
             if rules.regresses(state, release=e.release, timestamp=e.timestamp, first_seen=order):
                 _reopen(conn, s, now, regressed=True)
@@ -185,17 +191,8 @@ def _expired(conn: Connection, now: float) -> list[dict[str, Any]]:
     return [dict(r._mapping) for r in conn.execute(query)]
 
 
-def _new_for_review(
-    conn: Connection, states: list[dict[str, Any]], by_error: Mapping[int, Sequence[DigestedEvent]]
-) -> None:
-    """An error whose every event arrived in this batch is new: it goes "for review"."""
-    new = [
-        s["id"]
-        for s in states
-        if s["inbox_at"] is None
-        and s["status"] == "unresolved"
-        and int(s["events_count"]) == len(by_error[s["id"]])
-    ]
+def _new_for_review(conn: Connection, new: list[int]) -> None:
+    """A new error goes "for review" from its first event on."""
     for chunk in chunks(new):
         conn.execute(
             errors.update().where(errors.c.id.in_(chunk)).values(inbox_at=errors.c.first_seen)

@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0008_workflow"
-down_revision = "0006_sourcemaps"
+down_revision = "0003_pipeline"
 branch_labels = None
 depends_on = None
 
@@ -97,6 +97,9 @@ def _create_tables() -> None:
         sa.PrimaryKeyConstraint("project_id", "name"),
     )
     op.create_index("ix_releases_project_created", "releases", ["project_id", "created_at"])
+    op.create_index(
+        "ix_error_tags_search", "error_tags", ["project_id", "key", "value", "error_id"]
+    )
     op.create_table(
         "user_project_preferences",
         sa.Column("user_id", Id(), nullable=False),
@@ -136,6 +139,7 @@ def downgrade() -> None:
         "error_activity",
     ):
         op.drop_table(table)
+    op.drop_index("ix_error_tags_search", "error_tags")
     op.drop_index("ix_releases_project_created", "releases")
     op.drop_index("ix_errors_ignore_until", "errors")
     op.drop_index("ix_errors_assignee", "errors")

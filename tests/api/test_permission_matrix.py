@@ -16,12 +16,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from sqlalchemy import select
 
 from tests.inprocess import Api, exception_event
 from tracebox.accounts import personal_tokens
 from tracebox.models import AccessLevel
 from tracebox.store import activity, artifacts, client_keys, members
 from tracebox.store.artifacts import NewFile
+from tracebox.store.tables import errors
 
 CALLERS = (
     "anonymous",
@@ -157,6 +159,18 @@ ASSEMBLE = _body({"checksum": "a" * 40, "chunks": ["a" * 40], "projects": ["web"
 COMMENT = _body({"body": "a comment"})
 
 
+def MERGE_NOTHING(w: World) -> dict[str, Any]:
+    """Permitted callers get as far as "merging needs two errors" (nothing changes)."""
+    return {"ids": [w.error_id]}
+
+
+def UNMERGE_OWN(w: World) -> dict[str, Any]:
+    """Permitted callers get as far as "an error keeps its own fingerprint"."""
+    with w.api.db.read() as conn:
+        own = conn.execute(select(errors.c.grouping_hash).where(errors.c.id == w.error_id))
+        return {"grouping_hash": own.scalar_one()}
+
+
 def BULK(w: World) -> dict[str, Any]:
     return {"ids": [w.error_id], "status": "unresolved"}
 
@@ -200,6 +214,8 @@ MATRIX: list[tuple[str, str, Any, str]] = [
                                                               "401 404 403 403 403 403 200 403 403 401 401"),
     ("DELETE", ET + "/errors/{e}/comments/{fresh_comment}", None,
                                                               "401 404 403 403 403 204 204 204 403 401 401"),
+    ("POST",   ET + "/errors/merge", MERGE_NOTHING,             "401 404 403 403 400 400 400 400 403 401 401"),
+    ("POST",   ET + "/errors/{e}/unmerge", UNMERGE_OWN,        "401 404 403 403 400 400 400 400 403 401 401"),
     ("GET",    ET + "/environments", None,                    "401 404 403 200 200 200 200 200 200 401 401"),
     ("GET",    "/api/v4/error_tracking/assigned_errors", None, "401 200 200 200 200 200 200 200 200 401 401"),
     ("GET",    ET + "/artifacts?release=web@1", None,         "401 404 403 200 200 200 200 200 200 401 401"),

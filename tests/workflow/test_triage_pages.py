@@ -137,3 +137,28 @@ def test_reporters_see_no_triage_controls_but_may_comment(site: tuple[Ui, Projec
     assert "/assign" not in page and 'name="body"' in page
     here = f"/acme/web/-/error_tracking/{e}"
     assert ui.post(here + "/assign", {"assignee": "me"}, page=here).status_code == 403
+
+
+def test_merge_from_the_list_and_unmerge_from_the_details(site: tuple[Ui, Project, User]) -> None:
+    ui, _, _ = site
+    boom, crash = error_id(ui, "Boom: in prod"), error_id(ui, "Crash: in staging")
+    r = ui.post(
+        "/acme/web/-/error_tracking/bulk",
+        {"action": "merge", "ids": [str(boom), str(crash)]},
+        page="/acme/web/-/error_tracking",
+    )
+    assert r.status_code == 303
+    merged = int(r.headers["location"].rsplit("/", 1)[1])
+    page = ui.client.get(r.headers["location"]).text
+    assert "2 errors were merged into this one." in page
+    assert "merged 1 error into this one" in page
+    other = crash if merged == boom else boom
+    old = ui.client.get(f"/acme/web/-/error_tracking/{other}", follow_redirects=False)
+    assert old.status_code == 303 and old.headers["location"].endswith(f"/{merged}")
+    fingerprints = re.findall(r'name="grouping_hash" value="([0-9a-f]{32})"', page)
+    assert len(fingerprints) == 1  # the error's own hash has no Unmerge button
+    here = f"/acme/web/-/error_tracking/{merged}"
+    r = ui.post(here + "/unmerge", {"grouping_hash": fingerprints[0]}, page=here)
+    assert r.status_code == 303
+    assert "The fingerprint was unmerged" in ui.client.get(r.headers["location"]).text
+    assert len(rows(ui.client.get("/acme/web/-/error_tracking").text)) == 2

@@ -18,7 +18,15 @@ from tracebox.api.context import (
 from tracebox.api.error_schemas import ErrorOut
 from tracebox.api.pagination import DEFAULT_PER_PAGE, CursorParam, PerPage, keyset_headers
 from tracebox.api.routes_errors import ERRORS, _source, error_change
-from tracebox.api.workflow_schemas import ActivityOut, AssignedErrorOut, BulkIn, BulkOut, CommentIn
+from tracebox.api.workflow_schemas import (
+    ActivityOut,
+    AssignedErrorOut,
+    BulkIn,
+    BulkOut,
+    CommentIn,
+    MergeIn,
+    UnmergeIn,
+)
 from tracebox.errors import InvalidParameter
 from tracebox.search import Filter
 from tracebox.tracking.assigned import assigned_to
@@ -67,6 +75,34 @@ def bulk_update(
         batch_size=ctx.settings.bulk_batch_errors,
     )
     return BulkOut(changed=result.changed, batches=result.batches)
+
+
+@router.post(ERRORS + "/merge", response_model=ErrorOut)
+def merge_errors(
+    body: MergeIn, access: ErrorsUpdater, ctx: Ctx, principal: CurrentPrincipal
+) -> ErrorOut:
+    """Merge errors into the one with the most events (returned): their events, counts
+    and history move to it, and future events of any of their fingerprints go to it.
+    The merged errors' ids keep answering, with the error they became. Developer+."""
+    source = _source(ctx, access)
+    merged = source.merge(
+        body.ids,
+        actor(principal.user),
+        max_errors=ctx.settings.bulk_max_errors,
+        batch_size=ctx.settings.bulk_batch_errors,
+    )
+    return ErrorOut.of(source.get(merged).error)
+
+
+@router.post(ERRORS + "/{error_id}/unmerge", response_model=ErrorOut, status_code=201)
+def unmerge_error(
+    error_id: IdPath, body: UnmergeIn, access: ErrorsUpdater, ctx: Ctx, principal: CurrentPrincipal
+) -> ErrorOut:
+    """Split one fingerprint (a ``grouping_hashes`` entry other than the error's own) off
+    into a new error (returned), with the events that have it. Developer+."""
+    source = _source(ctx, access)
+    new_id = source.unmerge(error_id, body.grouping_hash, actor(principal.user))
+    return ErrorOut.of(source.get(new_id).error)
 
 
 @router.get(ERRORS + "/{error_id}/activity", response_model=list[ActivityOut])

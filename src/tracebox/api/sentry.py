@@ -162,11 +162,14 @@ def bulk_update_issues(
         access = project_access.resolve(conn, principal, path, Action.UPDATE_ERROR)
     if ids is not None and not all(i.isascii() and i.isdigit() and len(i) < 19 for i in ids):
         raise InvalidParameter("id is invalid")
+    source = _source(ctx, access)
+    if body.get("merge") in (1, True, "1"):
+        return _merge(ctx, source, principal, ids)
     change = workflow.change_of(ctx.db, access.project.id, body, principal.user)
     if change.is_empty():
         raise InvalidParameter("status or assignedTo is missing")
     wanted = None if ids is not None else list_query(ctx.settings, query=query or "")
-    result = _source(ctx, access).bulk_update(
+    result = source.bulk_update(
         ids=[int(i) for i in ids] if ids is not None else None,
         query=wanted,
         change=change,
@@ -177,6 +180,23 @@ def bulk_update_issues(
     )
     answer = {k: v for k, v in body.items() if k in ("status", "statusDetails", "assignedTo")}
     return {**answer, "changed": result.changed}
+
+
+def _merge(
+    ctx: ApiContext, source: ErrorSource, principal: Principal, ids: list[str] | None
+) -> Json:
+    """Sentry's answer to ``{"merge": 1}``: the parent and the merged children."""
+    if not ids:
+        raise InvalidParameter("id is missing (name the issues to merge)")
+    wanted = sorted({int(i) for i in ids})
+    parent = source.merge(
+        wanted,
+        workflow.actor(principal.user),
+        max_errors=ctx.settings.bulk_max_errors,
+        batch_size=ctx.settings.bulk_batch_errors,
+    )
+    children = [str(i) for i in wanted if i != parent]
+    return {"merge": {"parent": str(parent), "children": children}}
 
 
 @router.get("/issues/{issue_id}/")

@@ -27,6 +27,7 @@ from sqlalchemy import (
 from tracebox.store import payloads
 from tracebox.store.tables import (
     error_hourly,
+    error_redirects,
     error_tags,
     errors,
     events,
@@ -88,14 +89,14 @@ class EventRow:
 
 
 _ERROR_COLUMNS = [errors.c[name] for name in ErrorRow.__dataclass_fields__]
-_EVENT_COLUMNS = [events.c[name] for name in EventRow.__dataclass_fields__]
+EVENT_COLUMNS = [events.c[name] for name in EventRow.__dataclass_fields__]
 
 
 def _error(row: AnyRow) -> ErrorRow:
     return ErrorRow(**row._mapping)
 
 
-def _event(row: AnyRow) -> EventRow:
+def event_row(row: AnyRow) -> EventRow:
     m = dict(row._mapping)
     m["payload"] = payloads.decode(m["payload"])
     return EventRow(**m)
@@ -190,7 +191,11 @@ def get_error(conn: Connection, project_id: int, error_id: int) -> ErrorRow | No
 
 
 def project_of_error(conn: Connection, error_id: int) -> int | None:
+    """The project of an error, or of the error it was merged into."""
     value = conn.execute(select(errors.c.project_id).where(errors.c.id == error_id)).scalar()
+    if value is None:
+        moved = select(error_redirects.c.project_id).where(error_redirects.c.error_id == error_id)
+        value = conn.execute(moved).scalar()
     return int(value) if value is not None else None
 
 
@@ -231,20 +236,20 @@ def list_events(
 ) -> list[EventRow]:
     """An error's events, newest first (ix_events_error_time), of one environment if
     given (filtered along the same index)."""
-    query = select(*_EVENT_COLUMNS).where(events.c.error_id == error_id)
+    query = select(*EVENT_COLUMNS).where(events.c.error_id == error_id)
     if environment is not None:
         query = query.where(events.c.environment == environment)
     keyset = _keyset(query, events.c.timestamp, events.c.id, after, before, limit)
-    rows = [_event(r) for r in conn.execute(keyset)]
+    rows = [event_row(r) for r in conn.execute(keyset)]
     return rows[::-1] if before is not None else rows
 
 
 def get_event(conn: Connection, error_id: int, event_id: str) -> EventRow | None:
-    query = select(*_EVENT_COLUMNS).where(
+    query = select(*EVENT_COLUMNS).where(
         events.c.error_id == error_id, events.c.event_id == event_id
     )
     row = conn.execute(query).first()
-    return _event(row) if row else None
+    return event_row(row) if row else None
 
 
 @dataclass(frozen=True)

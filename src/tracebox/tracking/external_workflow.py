@@ -94,6 +94,31 @@ class ExternalWorkflow:
     def delete_comment(self, error_id: int, comment_id: int) -> None:
         raise BadRequest(NOT_HERE.format(what="Comments"))
 
+    def merge(
+        self,
+        error_ids: builtins.list[int],
+        actor: UserRef | None,
+        *,
+        max_errors: int,
+        batch_size: int,
+    ) -> int:
+        """Sentry's bulk PUT with ``merge: 1``: it answers the merge's parent."""
+        if len(error_ids) > max_errors:
+            raise BadRequest(f"ids: at most {max_errors} errors at once")
+        for error_id in error_ids:
+            self._issue(error_id, fresh=True)  # each must be of the linked project
+        query = "&".join(f"id={i}" for i in sorted(set(error_ids)))
+        answer = self._sentry().put(
+            f"projects/{self._project_path()}/issues/?{query}", {"merge": 1}
+        )
+        self._backend.cache.forget(self._project_id)
+        merge = answer.body.get("merge") if isinstance(answer.body, dict) else None
+        parent = merge.get("parent") if isinstance(merge, dict) else None
+        return mapping.issue_id(parent) if parent is not None else min(error_ids)
+
+    def unmerge(self, error_id: int, fingerprint: str, actor: UserRef | None) -> int:
+        raise BadRequest(NOT_HERE.format(what="Unmerges"))
+
     def environments(self) -> builtins.list[str]:
         """Choices for a selector: none when the server does not list them."""
         body = self._optional(f"projects/{self._project_path()}/environments/")

@@ -14,6 +14,7 @@ from tracebox.errors import NotFound
 from tracebox.models import ErrorStatus
 from tracebox.search import Filter, SearchQuery
 from tracebox.store import Database, errors_read, errors_search, releases
+from tracebox.store import merge as store_merge
 from tracebox.store import triage as store_triage
 from tracebox.store.errors_read import Edge, ErrorRow, EventRow
 from tracebox.store.errors_search import SearchScope
@@ -87,11 +88,13 @@ class IntegratedSource(IntegratedWorkflow):
     def get(self, error_id: int) -> ErrorDetails:
         with self._db.read() as conn:
             row = self._error(conn, error_id)
+            error_id = row.id
             summary = self._summaries(conn, [row])[0]
             daily = self._daily(conn, error_id)
             recent = errors_read.list_events(conn, error_id, after=None, before=None, limit=1)
             tags = errors_read.top_tags(conn, error_id, keys=TOP_TAG_KEYS, values=TOP_TAG_VALUES)
             environments = errors_read.environment_counts(conn, error_id)
+            hashes = store_merge.hashes_of(conn, error_id)
         latest = self._event(row, recent[0]) if recent else None
         return ErrorDetails(
             error=summary,
@@ -101,7 +104,8 @@ class IntegratedSource(IntegratedWorkflow):
             daily=daily,
             latest_event=latest,
             environments=[TagValue(env, n) for env, n in environments],
-            hashes=[row.grouping_hash],
+            hashes=hashes,
+            own_hash=row.grouping_hash,
         )
 
     def events(
@@ -110,6 +114,7 @@ class IntegratedSource(IntegratedWorkflow):
         after, before = _edges(cursor)
         with self._db.read() as conn:
             row = self._error(conn, error_id)
+            error_id = row.id
             found = errors_read.list_events(
                 conn,
                 error_id,
@@ -129,6 +134,7 @@ class IntegratedSource(IntegratedWorkflow):
     def latest_event(self, error_id: int) -> Event:
         with self._db.read() as conn:
             row = self._error(conn, error_id)
+            error_id = row.id
             found = errors_read.list_events(conn, error_id, after=None, before=None, limit=1)
         if not found:
             raise NotFound("Event")
@@ -137,6 +143,7 @@ class IntegratedSource(IntegratedWorkflow):
     def event(self, error_id: int, event_id: str) -> Event:
         with self._db.read() as conn:
             row = self._error(conn, error_id)
+            error_id = row.id
             found = errors_read.get_event(conn, error_id, event_id.replace("-", "").lower())
         if found is None:
             raise NotFound("Event")
@@ -146,7 +153,7 @@ class IntegratedSource(IntegratedWorkflow):
         if change.status is not None:
             triage.validate(change.status)
         with self._db.write() as conn:
-            self._error(conn, error_id)
+            error_id = self._error(conn, error_id).id
             triage.apply(conn, self._project_id, [error_id], change, actor, self._clock())
             return self._summaries(conn, [self._error(conn, error_id)])[0]
 
@@ -171,7 +178,12 @@ class IntegratedSource(IntegratedWorkflow):
     # --- helpers -------------------------------------------------------------------------
 
     def _error(self, conn: Connection, error_id: int) -> ErrorRow:
+        """The error, or the one it was merged into (its old id keeps working)."""
         row = errors_read.get_error(conn, self._project_id, error_id)
+        if row is None:
+            merged_into = store_merge.resolve_redirect(conn, self._project_id, error_id)
+            if merged_into is not None:
+                row = errors_read.get_error(conn, self._project_id, merged_into)
         if row is None:
             raise NotFound("Error")
         return row

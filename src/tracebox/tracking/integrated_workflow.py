@@ -15,7 +15,7 @@ from tracebox.store import Database, activity, errors_search, seen
 from tracebox.store.activity import ActivityRow
 from tracebox.store.errors_read import ErrorRow
 from tracebox.store.errors_search import SearchScope
-from tracebox.tracking import triage
+from tracebox.tracking import merging, triage
 from tracebox.tracking.models import (
     Activity,
     ActivityKind,
@@ -93,12 +93,12 @@ class IntegratedWorkflow:
 
     def activity(self, error_id: int) -> builtins.list[Activity]:
         with self._db.read() as conn:
-            self._error(conn, error_id)
+            error_id = self._error(conn, error_id).id
             return [_activity(r) for r in activity.for_error(conn, error_id)]
 
     def add_comment(self, error_id: int, actor: UserRef, text: str) -> Activity:
         with self._db.write() as conn:
-            self._error(conn, error_id)
+            error_id = self._error(conn, error_id).id
             note_id = activity.add(
                 conn,
                 self._project_id,
@@ -127,11 +127,37 @@ class IntegratedWorkflow:
             activity.delete(conn, comment_id)
 
     def _note(self, conn: Connection, error_id: int, comment_id: int) -> Activity:
-        self._error(conn, error_id)
+        error_id = self._error(conn, error_id).id
         row = activity.get(conn, error_id, comment_id)
         if row is None or row.kind != activity.NOTE:
             raise NotFound("Comment")
         return _activity(row)
+
+    # --- merge and unmerge ----------------------------------------------------------
+
+    def merge(
+        self,
+        error_ids: builtins.list[int],
+        actor: UserRef | None,
+        *,
+        max_errors: int,
+        batch_size: int,
+    ) -> int:
+        """Merge the errors into the one with the most events; its id."""
+        return merging.merge(
+            self._db,
+            self._project_id,
+            error_ids,
+            actor,
+            max_errors=max_errors,
+            batch_size=batch_size,
+        )
+
+    def unmerge(self, error_id: int, fingerprint: str, actor: UserRef | None) -> int:
+        """Split a fingerprint merged into the error off to a new error; its id."""
+        with self._db.read() as conn:
+            row = self._error(conn, error_id)
+        return merging.unmerge(self._db, self._project_id, row, fingerprint, actor)
 
     # --- environments and releases -----------------------------------------------
 

@@ -159,6 +159,7 @@ class ErrorDetails:
     latest_event: Event | None
     environments: list[TagValue] = field(default_factory=list)  # events per environment
     hashes: list[str] = field(default_factory=list)  # grouping hashes merged into this error
+    own_hash: str = ""  # the error's own grouping hash (the others can be unmerged)
 
 
 @dataclass(frozen=True)

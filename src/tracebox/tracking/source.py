@@ -89,6 +89,21 @@ class ErrorSource(Protocol):
 
     def delete_comment(self, error_id: int, comment_id: int) -> None: ...
 
+    def merge(
+        self,
+        error_ids: builtins.list[int],
+        actor: UserRef | None,
+        *,
+        max_errors: int,
+        batch_size: int,
+    ) -> int:
+        """Merge errors into one (the one with the most events); its id."""
+        ...
+
+    def unmerge(self, error_id: int, fingerprint: str, actor: UserRef | None) -> int:
+        """Split a fingerprint (grouping hash) off the error into a new error; its id."""
+        ...
+
     def environments(self) -> builtins.list[str]: ...
 
     def release_names(self) -> builtins.list[str]:

@@ -116,6 +116,7 @@ def _project_routes(page: Callable[..., Route]) -> list[Route]:
         page(et + "/{error_id:int}/comments/{comment_id:int}", routes_triage.edit_comment, POST),
         page(comment + "/delete", routes_triage.delete_comment, POST),
         page(et + "/bulk", routes_triage.bulk, POST),
+        page(et + "/{error_id:int}/unmerge", routes_triage.unmerge, POST),
         page(monitor, routes_settings.monitor),
         page(monitor, routes_settings.save_monitor, POST),
         page(monitor + "/client_keys", routes_settings.create_key, POST),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from markupsafe import Markup
 from starlette.responses import Response
@@ -18,6 +19,7 @@ from tracebox.tracking import IntegratedSource
 from tracebox.tracking.cursor import MAX_CURSOR_LENGTH
 from tracebox.tracking.models import Activity, ActivityKind
 from tracebox.ui import charts, markdown, presenters
+from tracebox.ui.links import error_url
 from tracebox.ui.routes_errors import assignable_members, environment_choice, tracking_source
 from tracebox.ui.web import Req
 
@@ -33,6 +35,8 @@ def error_details(r: Req, project: str, error_id: int) -> Response:
     source = tracking_source(r, access)
     environment = environment_choice(r, access)
     details = source.get(error_id)
+    if details.error.id != error_id:  # merged into another error: go there
+        return r.redirect(error_url(access.project.path, details.error.id))
     # One event per page: its cursors step to the next older and newer events.
     step = source.events(error_id, cursor=cursor, per_page=1, environment=environment)
     event = step.items[0] if step.items else (None if environment else details.latest_event)
@@ -124,12 +128,17 @@ def describe(a: Activity) -> str:
         + (f": an event of release {d['release']}" if d.get("release") else ": a new event"),
         ActivityKind.ASSIGNED: f"assigned this error to {d.get('username', 'someone')}",
         ActivityKind.UNASSIGNED: "unassigned this error",
-        ActivityKind.MERGE: f"merged {len(d.get('merged', []))} errors into this one",
+        ActivityKind.MERGE: _merged(d),
         ActivityKind.UNMERGE: "unmerged a fingerprint into a new error",
         ActivityKind.REVIEWED: "marked this error as reviewed",
         ActivityKind.ISSUE_LINKED: "linked an issue",
     }
     return sentences.get(a.kind, a.kind.value.replace("_", " "))
+
+
+def _merged(d: dict[str, Any]) -> str:
+    n = len(d.get("merged", []))
+    return f"merged {n} error{'' if n == 1 else 's'} into this one"
 
 
 def _unresolved(d: dict[str, object]) -> str:

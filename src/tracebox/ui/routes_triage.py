@@ -8,6 +8,7 @@ from tracebox.accounts.policy import Action
 from tracebox.errors import BadRequest, InvalidParameter
 from tracebox.models import ErrorStatus
 from tracebox.search import Filter
+from tracebox.tracking import ErrorSource
 from tracebox.tracking.assignees import actor
 from tracebox.tracking.assignees import find as find_assignee
 from tracebox.tracking.models import ErrorChange, Keep, StatusChange, UserRef
@@ -66,6 +67,8 @@ def bulk(r: Req, project: str) -> Response:
     action = r.form.get("action")
     back = errors_url(access.project.path)
     ids: list[int] | None = _ids(r)
+    if action == "merge":
+        return _merge(r, access.project.path, source, ids or [])
     if action == "assign":
         change = ErrorChange(assignee=_assignee(r, access.project.id))
     elif action in BULK:
@@ -96,6 +99,33 @@ def bulk(r: Req, project: str) -> Response:
         return _back(r, back)
     r.flash("notice", f"{result.changed} error{'' if result.changed == 1 else 's'} changed.")
     return _back(r, back)
+
+
+def _merge(r: Req, path: str, source: ErrorSource, ids: list[int]) -> Response:
+    """Merge the selected errors (a selection, never "all matching")."""
+    if len(ids) < 2:
+        r.flash("alert", "Select at least two errors to merge.")
+        return _back(r, errors_url(path))
+    settings = r.ctx.settings
+    merged = source.merge(
+        ids,
+        actor(r.principal.user),
+        max_errors=settings.bulk_max_errors,
+        batch_size=settings.bulk_batch_errors,
+    )
+    r.flash("notice", f"{len(ids)} errors were merged into this one.")
+    return r.redirect(error_url(path, merged))
+
+
+def unmerge(r: Req, project: str, error_id: int) -> Response:
+    access = r.project(project, Action.UPDATE_ERROR)
+    fingerprint = r.form.text("grouping_hash")
+    if len(fingerprint) != 32 or not all(c in "0123456789abcdef" for c in fingerprint):
+        raise BadRequest("grouping_hash is invalid")
+    source = tracking_source(r, access)
+    new_id = source.unmerge(error_id, fingerprint, actor(r.principal.user))
+    r.flash("notice", "The fingerprint was unmerged into this new error.")
+    return r.redirect(error_url(access.project.path, new_id))
 
 
 def _ids(r: Req) -> list[int]:

@@ -19,6 +19,7 @@ from typing import Any
 
 from sqlalchemy import update
 
+from tracebox.protocol.tags import event_tags
 from tracebox.store import Database
 from tracebox.store import digest as store_digest
 from tracebox.store.digest import PreparedEvent
@@ -44,6 +45,7 @@ class ErrorTemplate:
     level: str
     environment: str
     release: str
+    tags: tuple[tuple[str, str], ...]  # what the digest counts in error_tags
     payload: bytes  # zstd-compressed normalized event
 
 
@@ -131,6 +133,7 @@ def error_templates(count: int, *, seed: int) -> list[ErrorTemplate]:
                 level=str(event["level"]),
                 environment=str(event["environment"]),
                 release=str(event["release"]),
+                tags=tuple(event_tags(event)),
                 payload=encoder.encode(event),
             )
         )
@@ -202,6 +205,7 @@ def _prepared(project_id: int, t: ErrorTemplate, ts: float, rng: random.Random) 
         environment=t.environment,
         release=t.release,
         user_key=f"id:user-{rng.randrange(5000)}",
+        tags=t.tags,
         payload=t.payload,
     )
 

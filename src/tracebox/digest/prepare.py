@@ -1,4 +1,4 @@
-"""Turn spool records into rows for the store (pure: no I/O).
+"""Turn spool records into rows for the store (pure: no I/O, but for symbolication).
 
 Ingest spools each item as the SDK sent it; this is where it is parsed, once. Per event,
 in this order (docs/design.md "Digest pipeline")::
@@ -9,7 +9,9 @@ in this order (docs/design.md "Digest pipeline")::
 given: privacy scrubbing first, then symbolication, each a pure function of the event
 and its project's configuration (``digest.config``, read once per batch by the caller);
 then ``grouping.calculate``, ``protocol.event.summarize``, ``protocol.tags.event_tags``
-and ``store.payloads``.
+and ``store.payloads``. Symbolication needs the event's project and reads source map
+artifacts: it is the injected ``Symbolicator``, run after the stages (its artifact
+lookups are memoized per batch, its parsed maps cached).
 
 A record that cannot be used (not JSON, not an object, an invalid session, a kind this
 version does not know) is set aside: counted per project and reason in ``dropped``,
@@ -39,6 +41,7 @@ from tracebox.protocol.tags import event_tags
 from tracebox.spool.record import RecordError, RecordKind, SpoolRecord
 from tracebox.store.digest import PreparedEvent
 from tracebox.store.payloads import PayloadEncoder
+from tracebox.symbolication import Symbolicator
 
 log = logging.getLogger("tracebox.digest")
 
@@ -69,9 +72,12 @@ class PreparedBatch:
 class Preparer:
     """Not thread-safe (one compressor); one per digest worker."""
 
-    def __init__(self, stages: Sequence[Stage] = ()) -> None:
+    def __init__(
+        self, stages: Sequence[Stage] = (), symbolicator: Symbolicator | None = None
+    ) -> None:
         self._payloads = PayloadEncoder()
         self._stages = tuple(stages)
+        self._symbolicator = symbolicator
 
     def prepare(
         self,
@@ -81,6 +87,8 @@ class Preparer:
         """Rows for ``records`` (as ``read_records`` returns them); ``configs`` holds the
         configuration of every project that still exists."""
         batch = PreparedBatch()
+        if self._symbolicator is not None:
+            self._symbolicator.begin_batch()
         for record in records:
             if isinstance(record, RecordError):
                 _set_aside(batch, record.project_id, "record", "unreadable")
@@ -135,10 +143,12 @@ class Preparer:
             )
         for stage in self._stages:
             event = stage(event, config)
+        if self._symbolicator is not None:  # after scrubbing, before grouping
+            self._symbolicator.symbolicate(record.project_id, event)
         return event
 
     def prepare_event(self, project_id: int, event: Event) -> PreparedEvent:
-        """group -> summarize -> encode, for a normalized (and scrubbed) event."""
+        """group -> summarize -> encode, for a normalized (scrubbed, symbolicated) event."""
         group = grouping.calculate(event)
         summary = summarize(event)
         return PreparedEvent(

@@ -1,4 +1,5 @@
-"""HTTP surface of ingestion: the store and envelope endpoints, CORS, error rendering.
+"""HTTP surface of ingestion: the store and envelope endpoints, CORS, and the error
+boundary that renders every failure in Relay's shape.
 
 Both DSN forms work: ``http://KEY@host/ID`` (Sentry's, path ``/api/ID/...``) and
 ``http://KEY@host/api/v4/error_tracking/collector/ID`` (GitLab's, the one Tracebox gives
@@ -7,25 +8,31 @@ out), with or without the trailing slash.
 
 from __future__ import annotations
 
+import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from http import HTTPStatus
 from typing import Any, TypeVar
 
 import orjson
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
+from starlette.types import ExceptionHandler
 
 from tracebox.config import Settings
 from tracebox.errors import (
     BadRequest,
     Forbidden,
+    MethodNotAllowed,
     PayloadTooLarge,
     RateLimited,
     TraceboxError,
     Unauthorized,
+    retry_after,
 )
 from tracebox.ingest.keys import KeyCache
 from tracebox.ingest.process import (
@@ -42,6 +49,8 @@ from tracebox.protocol.auth import SentryAuth, auth_from_envelope_dsn, auth_from
 from tracebox.protocol.decoding import decode_store_body, decompress
 from tracebox.protocol.envelope import Envelope, parse_envelope
 from tracebox.spool import SpoolWriter
+
+log = logging.getLogger("tracebox.ingest")
 
 # Request bodies larger than this (compressed) are decompressed and framed in a worker
 # thread. SDK requests are a few KiB; the thread hop costs about as much as decompressing
@@ -92,37 +101,80 @@ Handler = Callable[[IngestContext, Request, int, float], Awaitable[Accepted]]
 def _endpoint(
     ctx: IngestContext, handler: Handler, name: str
 ) -> Callable[[Request], Awaitable[Response]]:
+    """Errors leave as exceptions, rendered by ``exception_handlers`` (the boundary)."""
+
     async def endpoint(request: Request) -> Response:
         if request.method == "OPTIONS":
             return Response(status_code=200, headers=PREFLIGHT_HEADERS)
-        started = time.perf_counter()
-        try:
-            project_id = _project_id(request)
-            accepted = await handler(ctx, request, project_id, time.time())
-            await ctx.spool.append([record.encode() for record in accepted.records])
-            ctx.metrics.accepted(name, accepted.events, accepted.dropped)
-            body = {"id": accepted.event_id} if accepted.event_id else {}
-            response = Response(orjson.dumps(body), media_type="application/json")
-        except TraceboxError as e:
-            ctx.metrics.rejected(name, type(e).__name__)
-            response = error_response(e)
-        ctx.metrics.latency(name, time.perf_counter() - started)
-        response.headers.update(CORS_HEADERS)
-        return response
+        request.state.endpoint_name = name
+        request.state.started = time.perf_counter()
+        project_id = _project_id(request)
+        accepted = await handler(ctx, request, project_id, time.time())
+        await ctx.spool.append([record.encode() for record in accepted.records])
+        ctx.metrics.accepted(name, accepted.events, accepted.dropped)
+        ctx.metrics.latency(name, time.perf_counter() - request.state.started)
+        body = {"id": accepted.event_id} if accepted.event_id else {}
+        return Response(orjson.dumps(body), media_type="application/json", headers=CORS_HEADERS)
 
     return endpoint
+
+
+def exception_handlers(ctx: IngestContext) -> dict[Any, ExceptionHandler]:
+    """Ingestion's error boundary: every failure, expected or not, leaves in Relay's
+    shape with the CORS headers a browser SDK needs to read it."""
+
+    async def known(request: Request, e: Exception) -> Response:
+        assert isinstance(e, TraceboxError)
+        return _rejected(ctx, request, e)
+
+    async def http(request: Request, e: Exception) -> Response:
+        assert isinstance(e, HTTPException)
+        error = TraceboxError(e.detail)
+        error.status_code = e.status_code
+        if e.status_code == 405:
+            error = MethodNotAllowed(METHOD_NOT_ALLOWED)
+        return _rejected(ctx, request, error, e.headers)
+
+    async def unexpected(request: Request, e: Exception) -> Response:
+        log.exception("unexpected error in ingestion", exc_info=e)
+        return _rejected(ctx, request, TraceboxError("internal server error"))
+
+    return {TraceboxError: known, HTTPException: http, Exception: unexpected}
+
+
+METHOD_NOT_ALLOWED = (
+    "send events with POST; the image-pixel GET form of old JavaScript clients "
+    "(store/?sentry_data=...) is not supported"
+)
+
+
+def _rejected(
+    ctx: IngestContext,
+    request: Request,
+    error: TraceboxError,
+    headers: Mapping[str, str] | None = None,
+) -> Response:
+    name = getattr(request.state, "endpoint_name", "unrouted")
+    ctx.metrics.rejected(name, type(error).__name__)
+    started = getattr(request.state, "started", None)
+    if started is not None:
+        ctx.metrics.latency(name, time.perf_counter() - started)
+    response = error_response(error)
+    response.headers.update({**CORS_HEADERS, **(headers or {})})
+    return response
 
 
 def error_response(error: TraceboxError) -> Response:
     """Relay's error shape: ``{"detail": ...}`` plus ``X-Sentry-Error``. Retry-After only on
     429 and 503: several SDKs honour it on any status (reference section 7)."""
-    headers = {"X-Sentry-Error": error.message[:200]}
+    message = error.message or HTTPStatus(error.status_code).phrase.lower()
+    headers = {"X-Sentry-Error": message[:200]}
+    wait = retry_after(error)
+    if wait is not None:
+        headers["Retry-After"] = str(wait)
     if isinstance(error, RateLimited):
-        headers["Retry-After"] = str(error.retry_after)
         headers["X-Sentry-Rate-Limits"] = f"{error.retry_after}:error;default:key"
-    elif error.status_code == 503:
-        headers["Retry-After"] = str(getattr(error, "retry_after", 30))
-    body = orjson.dumps({"detail": error.message})
+    body = orjson.dumps({"detail": message})
     return Response(
         body, status_code=error.status_code, headers=headers, media_type="application/json"
     )

@@ -1,7 +1,7 @@
 """pipeline: error_hashes, error_tags, projects.config_version and grouping_epoch
 
 Revision ID: 0003_pipeline
-Revises: 0001
+Revises: 0006_sourcemaps
 Create Date: 2026-11-23
 
 ``error_hashes`` is filled from the errors' own hashes. ``error_tags`` is filled from
@@ -22,7 +22,7 @@ from tracebox.protocol.tags import event_tags
 from tracebox.store import payloads
 
 revision = "0003_pipeline"
-down_revision = "0001"
+down_revision = "0006_sourcemaps"
 branch_labels = None
 depends_on = None
 

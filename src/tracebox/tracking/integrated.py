@@ -126,6 +126,12 @@ class IntegratedSource:
                 raise NotFound("Error")
             return self._summaries(conn, [self._error(conn, error_id)])[0]
 
+    def link_issue(self, error_id: int, url: str | None) -> ErrorSummary:
+        with self._db.write() as conn:
+            if not errors_read.set_external_issue(conn, self._project_id, error_id, url):
+                raise NotFound("Error")
+            return self._summaries(conn, [self._error(conn, error_id)])[0]
+
     def releases(self) -> builtins.list[ReleaseHealth]:
         with self._db.read() as conn:
             counts = releases.release_counts(conn, self._project_id)
@@ -202,6 +208,7 @@ def _summary(row: ErrorRow, hours: dict[int, int], first: int, last: int) -> Err
         level=row.level,
         frequency=[Bucket(float(h * 3600), hours.get(h, 0)) for h in range(first, last + 1)],
         regressed=bool(row.regressed),
+        external_issue_url=row.external_issue_url,
     )
 
 

@@ -52,6 +52,10 @@ class ErrorSource(Protocol):
 
     def update_status(self, error_id: int, status: ErrorStatus) -> ErrorSummary: ...
 
+    def link_issue(self, error_id: int, url: str | None) -> ErrorSummary:
+        """Link the error to an issue tracker's issue (``url``; None unlinks)."""
+        ...
+
     def releases(self) -> builtins.list[ReleaseHealth]:
         """Release health per release and environment, most recent release first."""
         ...

@@ -8,6 +8,7 @@ always present, ``results="true|false"`` saying whether that page has data.
 from __future__ import annotations
 
 import contextlib
+import re
 from typing import Annotated, Any
 from urllib.parse import unquote, urlencode
 
@@ -177,7 +178,17 @@ def latest_event(issue_id: str, ctx: Ctx, principal: CurrentPrincipal) -> Json:
     details = source.get(error_id)
     if details.latest_event is None:
         raise NotFound("Event")
-    return shapes.event(details.latest_event, details.error)
+    return shapes.event(details.latest_event)
+
+
+@router.get("/issues/{issue_id}/events/{event_id}/")
+@router.get("/organizations/{org}/issues/{issue_id}/events/{event_id}/")
+def issue_event(issue_id: str, event_id: str, ctx: Ctx, principal: CurrentPrincipal) -> Json:
+    """One event of the issue, telling its own title and message."""
+    if not re.fullmatch(r"[0-9a-fA-F-]{32,36}", event_id):
+        raise NotFound("Event")
+    _, source, error_id = _issue(ctx, principal, issue_id, Action.READ_ERRORS)
+    return shapes.event(source.event(error_id, event_id))
 
 
 @router.get("/organizations/{org}/repos/")

@@ -197,7 +197,15 @@ def _request(r: Json) -> Json:
     return {**{k: r.get(k) for k in keys}, "query": r.get("query_string")}
 
 
-def event(ev: Event, e: ErrorSummary) -> Json:
+def _event_metadata(ev: Event) -> Json:
+    """The event's own, as Sentry's: its main exception, else its title."""
+    main = ev.exceptions[-1] if ev.exceptions else None
+    if main is not None and main.type:
+        return {"type": main.type, "value": main.value or ""}
+    return {"title": ev.title}
+
+
+def event(ev: Event) -> Json:
     return {
         "id": ev.event_id,
         "eventID": ev.event_id,
@@ -211,7 +219,7 @@ def event(ev: Event, e: ErrorSummary) -> Json:
         "location": ev.culprit or None,
         "platform": ev.platform,
         "type": "error" if ev.exceptions else "default",
-        "metadata": _metadata(e),
+        "metadata": _event_metadata(ev),
         "tags": [{"key": k, "value": v} for k, v in ev.tags],
         "user": ev.user,
         "contexts": ev.contexts,

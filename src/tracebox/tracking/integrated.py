@@ -15,7 +15,7 @@ from tracebox.models import ErrorStatus
 from tracebox.store import Database, errors_read, releases
 from tracebox.store.errors_read import Edge, ErrorRow, EventRow
 from tracebox.tracking import cursor as cursors
-from tracebox.tracking.events import tags, to_event
+from tracebox.tracking.events import own_summary, tags, to_event
 from tracebox.tracking.models import (
     Bucket,
     ErrorDetails,
@@ -181,12 +181,15 @@ class IntegratedSource:
         return [Bucket(float(d * 86400), per_day[d]) for d in range(first_day, today + 1)]
 
     def _event(self, row: ErrorRow, event: EventRow) -> Event:
+        """The event with its own title and culprit (an error keeps its latest event's;
+        an older event of the error may have said something else)."""
+        own = own_summary(event.payload)
         return to_event(
             event.payload,
             error_id=row.id,
             project_id=row.project_id,
-            title=row.title,
-            culprit=row.culprit,
+            title=own.title if own else row.title,
+            culprit=(own.culprit or "") if own else row.culprit,
             received_at=event.received_at,
         )
 

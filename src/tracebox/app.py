@@ -51,7 +51,13 @@ def create_app(settings: Settings | None = None) -> Starlette:
     )
     ingest = IngestContext(
         settings=settings,
-        keys=KeyCache(db, ttl=settings.key_cache_seconds, retry_after=settings.retry_after_seconds),
+        keys=KeyCache(
+            db,
+            ttl=settings.key_cache_seconds,
+            stale_seconds=settings.key_stale_seconds,
+            retry_after=settings.retry_after_seconds,
+            reminder_seconds=settings.log_reminder_seconds,
+        ),
         limiter=RateLimiter(settings.rate_limit_events_per_minute),
         spool=spool,
         metrics=metrics,

@@ -133,6 +133,22 @@ def _db(settings: Settings) -> Database:
     return db
 
 
+def _holding_data_dir(command: Command) -> Command:
+    """Refuse to run when another instance holds the data directory (message, exit 1)."""
+
+    def run(args: argparse.Namespace, settings: Settings) -> int:
+        from tracebox.datadir import DataDirInUse
+
+        try:
+            return command(args, settings)
+        except DataDirInUse as e:
+            print(f"tracebox: {e}", file=sys.stderr)
+            return 1
+
+    return run
+
+
+@_holding_data_dir
 def _serve(args: argparse.Namespace, settings: Settings) -> int:
     from tracebox.server import serve
 
@@ -148,14 +164,20 @@ def _migrate(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+@_holding_data_dir
 def _digest(args: argparse.Namespace, settings: Settings) -> int:
+    from tracebox import datadir
     from tracebox.digest.worker import DigestWorker
     from tracebox.server import run_digest
     from tracebox.spool import SpoolReader
 
+    datadir.lock(settings.data_dir)  # held until the process exits
     if getattr(args, "once", False):
         worker = DigestWorker(
-            _db(settings), SpoolReader(settings.spool_dir), batch_size=settings.digest_batch_size
+            _db(settings),
+            SpoolReader(settings.spool_dir),
+            batch_size=settings.digest_batch_size,
+            symbolication_cache_bytes=settings.symbolication_cache_bytes,
         )
         print(f"digested {worker.drain()} records")
         return 0

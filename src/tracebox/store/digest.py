@@ -19,7 +19,6 @@ from sqlalchemy import (
     and_,
     bindparam,
     case,
-    func,
     or_,
     select,
     tuple_,
@@ -342,10 +341,6 @@ def save_cursors(conn: Connection, positions: Mapping[str, int]) -> None:
 def forget_cursors(conn: Connection, segments: Sequence[str]) -> None:
     for chunk in _chunks(list(segments), 400):
         conn.execute(spool_cursors.delete().where(spool_cursors.c.segment.in_(chunk)))
-
-
-def count_events(conn: Connection) -> int:
-    return int(conn.execute(select(func.count()).select_from(events)).scalar_one())
 
 
 def _chunks(items: list[Any], size: int) -> Iterable[list[Any]]:

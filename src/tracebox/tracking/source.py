@@ -1,7 +1,7 @@
 """``ErrorSource``: the one interface the REST API and the UI use to read and change errors.
 
-``IntegratedSource`` reads this instance's store; an ``ExternalSource`` (a linked Sentry
-server, a later issue) implements the same methods over Sentry's web API, so the UI and
+``IntegratedSource`` reads this instance's store; ``ExternalSource`` (a project linked to
+a Sentry server) implements the same methods over Sentry's web API, so the UI and
 the API are the same for both backends by construction (spec 1.3).
 
 Every method raises ``tracebox.errors.NotFound`` for an error or event that does not

@@ -1,7 +1,7 @@
 """GitLab issue links: the linked issue's URL on an error, the GitLab project to link to
 
 Revision ID: 0004_boundaries
-Revises: 0006_sourcemaps
+Revises: 0003_pipeline
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0004_boundaries"
-down_revision = "0006_sourcemaps"
+down_revision = "0003_pipeline"
 branch_labels = None
 depends_on = None
 

@@ -8,17 +8,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-import pytest
-
 from tests.grouping.test_grouping_context_lines import php_warnings
 from tests.inprocess import Api
 from tracebox.grouping import calculate
-from tracebox.store import digest as store_digest
-
-pytestmark = pytest.mark.skipif(
-    "fallback_hashes" not in store_digest.PreparedEvent.__dataclass_fields__,
-    reason="the digest's error_hashes lookup (pipeline, shared design decision 4) is not here yet",
-)
 
 
 def as_tracebox_1(event: dict[str, Any]) -> dict[str, Any]:

@@ -23,7 +23,6 @@ from sqlalchemy import (
     Connection,
     and_,
     case,
-    func,
     or_,
     select,
 )
@@ -338,10 +337,6 @@ def save_cursors(conn: Connection, positions: Mapping[str, int]) -> None:
 def forget_cursors(conn: Connection, segments: Sequence[str]) -> None:
     for chunk in _chunks(list(segments), 400):
         conn.execute(spool_cursors.delete().where(spool_cursors.c.segment.in_(chunk)))
-
-
-def count_events(conn: Connection) -> int:
-    return int(conn.execute(select(func.count()).select_from(events)).scalar_one())
 
 
 def _chunks(items: list[Any], size: int) -> Iterable[list[Any]]:

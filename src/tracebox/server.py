@@ -63,6 +63,7 @@ def run_digest(settings: Settings, stop: threading.Event | None = None) -> None:
         db,
         SpoolReader(settings.spool_dir),
         batch_size=settings.digest_batch_size,
+        node=datadir.node_id(settings.data_dir),
         metrics=Metrics(),
     )
     try:
@@ -91,6 +92,7 @@ def serve(settings: Settings) -> None:
     """Run until SIGTERM or SIGINT. Raises ``DataDirInUse`` before touching anything when
     another instance holds the data directory."""
     held = datadir.lock(settings.data_dir)
+    datadir.node_id(settings.data_dir)  # created here, under the lock, on first start
     settings.spool_dir.mkdir(parents=True, exist_ok=True)
     db = Database(settings.resolved_database_url())
     db.migrate()

@@ -199,3 +199,40 @@ def database_outage(work: Path) -> FaultResult:
             finally:
                 db.dispose()
     return result
+
+
+def two_nodes(work: Path) -> FaultResult:
+    """Two nodes on one machine and one PostgreSQL, both under load: each digest keeps to
+    its own cursors, so events, sessions and dropped items are each counted once."""
+    result = FaultResult("two nodes, one database", recovery="load stopped -> all stored")
+    with postgres(work) as (_, url):
+        first, second = server_settings(work, url, "node-a"), server_settings(work, url, "node-b")
+        with serving(first) as a, serving(second) as b:
+            project, key = a.create_project("acme/nodes")
+            db = Database(first.resolved_database_url())
+            try:
+                loads = [
+                    Load(envelope_url(node, project["id"]), key["public_key"], rate=40)
+                    for node in (a, b)
+                ]
+                for load in loads:
+                    load.start()
+                try:
+                    wait_for(lambda: all(len(load.acked) >= 1500 for load in loads), timeout=120)
+                finally:
+                    for load in loads:
+                        load.stop()
+                stopped = time.monotonic()
+                acked = loads[0].acked | loads[1].acked
+                result.expect(
+                    all(set(load.statuses()) == {200} for load in loads),
+                    f"answers: {[dict(load.statuses()) for load in loads]}",
+                )
+                settle(result, db, project["id"], acked)
+                result.recovery_seconds = time.monotonic() - stopped
+                with db.read() as conn:
+                    nodes = conn.execute(sa.text("SELECT DISTINCT node FROM spool_cursors")).all()
+                result.expect(len(nodes) <= 2, f"cursor rows of {len(nodes)} nodes (want 2)")
+            finally:
+                db.dispose()
+    return result

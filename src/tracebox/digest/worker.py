@@ -13,7 +13,7 @@ from tracebox.digest.prepare import PreparedBatch, Preparer
 from tracebox.logcondition import LoggedCondition, first_line
 from tracebox.metrics import Metrics
 from tracebox.spool import Batch, SpoolReader
-from tracebox.store import Database
+from tracebox.store import Database, cursors
 from tracebox.store import digest as store_digest
 
 log = logging.getLogger("tracebox.digest")
@@ -29,9 +29,16 @@ class DigestStats:
     pending_bytes: int = 0
 
 
+SINGLE_NODE = "local"  # the node name when none is given (one node, e.g. in tests)
+
+
 class DigestWorker:
     """Single-threaded consumer of one node's spool. Exactly-once per record: the batch's
-    rows and the new cursors are committed in the same transaction."""
+    rows and the new cursors are committed in the same transaction.
+
+    ``node`` names this node's cursor rows in the database; ``serve`` and ``digest`` pass
+    the data directory's node id, so nodes sharing a database never touch each other's.
+    """
 
     def __init__(
         self,
@@ -39,19 +46,25 @@ class DigestWorker:
         reader: SpoolReader,
         *,
         batch_size: int,
+        node: str = SINGLE_NODE,
         metrics: Metrics | None = None,
     ) -> None:
         self.db = db
         self.metrics = metrics
         self.reader = reader
         self.batch_size = batch_size
+        self.node = node
         self.preparer = Preparer()
         self.stats = DigestStats()
+        self._tidied = False
+        self._unforgotten: set[str] = set()  # deleted segments whose rows remain
 
     def run_once(self) -> int:
         """Digest one batch; return how many records it held (0 = spool drained)."""
+        if not self._tidied:
+            self._tidy_cursors()
         with self.db.read() as conn:
-            positions = store_digest.load_cursors(conn)
+            positions = cursors.load(conn, self.node)
         batch = self.reader.read(positions, self.batch_size)
         if not batch.records:
             self._release(positions)
@@ -84,7 +97,7 @@ class DigestWorker:
         prepared = self.preparer.prepare(batch.records)
         with self.db.write() as conn:
             result = self._write(conn, prepared)
-            store_digest.save_cursors(conn, batch.positions)
+            cursors.advance(conn, self.node, batch.positions)
         return result
 
     def _commit_singly(self, positions: dict[str, int], count: int) -> store_digest.BatchResult:
@@ -112,7 +125,7 @@ class DigestWorker:
         with self.db.write() as conn:
             if project_id is not None and store_digest.project_exists(conn, project_id):
                 store_digest.add_dropped(conn, {(project_id, "digest_refused"): 1})
-            store_digest.save_cursors(conn, one.positions)
+            cursors.advance(conn, self.node, one.positions)
 
     def _write(self, conn: Connection, prepared: PreparedBatch) -> store_digest.BatchResult:
         result = store_digest.write_events(conn, prepared.events)
@@ -126,10 +139,22 @@ class DigestWorker:
         return result
 
     def _release(self, positions: dict[str, int]) -> None:
-        deleted = self.reader.release(positions)
-        if deleted:
+        """Delete consumed segments, then their cursor rows (in this order: a row without
+        its file is harmless, a file without its row would be digested again)."""
+        self._unforgotten.update(self.reader.release(positions))
+        if self._unforgotten:
             with self.db.write() as conn:
-                store_digest.forget_cursors(conn, deleted)
+                cursors.forget(conn, self.node, self._unforgotten)
+            self._unforgotten.clear()
+
+    def _tidy_cursors(self) -> None:
+        """Once per start: adopt this spool's rows from before cursors were per node, and
+        drop rows of segments deleted by a digest that died before forgetting them."""
+        with self.db.write() as conn:
+            cursors.adopt_legacy(conn, self.node, self.reader.segment_names())
+            rows = cursors.load(conn, self.node)
+            cursors.forget(conn, self.node, set(rows) - set(self.reader.segment_names()))
+        self._tidied = True
 
     def drain(self) -> int:
         """Digest until the spool is empty; return the records digested."""

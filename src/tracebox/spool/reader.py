@@ -88,6 +88,10 @@ class SpoolReader:
         self._remove_stale_tmp_files()
         return released
 
+    def segment_names(self) -> list[str]:
+        """Names of the segment files present, oldest first."""
+        return [segment.name for segment in self._segments()]
+
     def pending_bytes(self, positions: Mapping[str, int]) -> int:
         """Bytes of segment files not yet consumed per ``positions`` (the digest's lag)."""
         return sum(

@@ -41,9 +41,12 @@ def create_app(settings: Settings | None = None) -> Starlette:
     spool = SpoolWriter(
         settings.spool_dir,
         segment_bytes=settings.spool_segment_bytes,
-        max_total_bytes=settings.spool_max_bytes,
+        max_undigested_bytes=settings.spool_max_bytes,
         commit_interval_s=settings.spool_commit_interval_ms / 1000,
         retry_after=settings.retry_after_seconds,
+        segment_max_age_s=settings.spool_segment_max_age_seconds,
+        min_free_bytes=settings.spool_min_free_bytes,
+        reminder_seconds=settings.log_reminder_seconds,
     )
     ingest = IngestContext(
         settings=settings,

@@ -9,6 +9,7 @@ prints the table recorded in docs/deployment.md.
 
 from __future__ import annotations
 
+import subprocess
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -233,6 +234,113 @@ def two_nodes(work: Path) -> FaultResult:
                 with db.read() as conn:
                     nodes = conn.execute(sa.text("SELECT DISTINCT node FROM spool_cursors")).all()
                 result.expect(len(nodes) <= 2, f"cursor rows of {len(nodes)} nodes (want 2)")
+            finally:
+                db.dispose()
+    return result
+
+
+def small_spool_cap(work: Path, seconds: float = 60.0) -> FaultResult:
+    """A 1 MiB spool cap under load for a minute, with 16 MiB segments: the cap counts
+    undigested bytes only, so ingestion never wedges, and finished segments are deleted."""
+    result = FaultResult(f"spool cap 1 MiB, {seconds:.0f} s", recovery="load stopped -> all stored")
+    settings = server_settings(work, "")
+    env = {
+        "TRACEBOX_SPOOL_MAX_BYTES": str(1024 * 1024),
+        "TRACEBOX_SPOOL_SEGMENT_BYTES": str(16 * 1024 * 1024),
+        "TRACEBOX_SPOOL_SEGMENT_MAX_AGE_SECONDS": "10",
+    }
+    with serving(settings, env=env) as server:
+        project, key = server.create_project("acme/cap")
+        db = Database(settings.resolved_database_url())
+        try:
+            load = Load(envelope_url(server, project["id"]), key["public_key"], padding=4096)
+            with load:
+                started = time.monotonic()
+                time.sleep(seconds)  # the length of the load is the scenario
+            stopped = time.monotonic()
+            windows = [
+                load.statuses(t, t + 5)[200] for t in range(int(started), int(stopped) - 5, 5)
+            ]
+            result.expect(min(windows) > 0, f"a 5 s window without acknowledgements: {windows}")
+            answers = load.statuses()
+            result.expect(answers[200] >= 0.99 * sum(answers.values()), f"answers: {dict(answers)}")
+            written = answers[200] * 4096  # at least: the padding alone
+            settle(result, db, project["id"], load.acked)
+            result.recovery_seconds = time.monotonic() - stopped
+            on_disk = sum(p.stat().st_size for p in settings.spool_dir.glob("*.seg"))
+            result.expect(
+                written > 16 * 1024 * 1024 and on_disk < 16 * 1024 * 1024,
+                f"{on_disk} bytes left on disk after {written} bytes of events",
+            )
+        finally:
+            db.dispose()
+    return result
+
+
+class SmallDiskUnavailable(Exception):
+    """A small filesystem cannot be mounted here (mounting a tmpfs needs root)."""
+
+
+@contextmanager
+def small_disk(path: Path, size_mib: int) -> Iterator[None]:
+    """A real ``size_mib`` MiB filesystem (tmpfs) at ``path``, unmounted afterwards."""
+    path.mkdir(parents=True, exist_ok=True)
+    mount = ["mount", "-t", "tmpfs", "-o", f"size={size_mib}m", "tmpfs", str(path)]
+    done = subprocess.run(mount, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SmallDiskUnavailable(done.stderr.strip() or "mount failed")
+    try:
+        yield
+    finally:
+        subprocess.run(["umount", "-l", str(path)], capture_output=True, check=False)
+
+
+def disk_full(work: Path) -> FaultResult:
+    """A 32 MiB spool disk filled during a database outage: ingestion refuses with 503 and
+    Retry-After before writing (8 MiB kept free), then recovers by itself."""
+    result = FaultResult("disk nearly full", recovery="database back -> accepting again")
+    with postgres(work) as (cluster, url):
+        settings = server_settings(work, url)
+        env = {
+            "TRACEBOX_SPOOL_MIN_FREE_BYTES": str(8 * 1024 * 1024),
+            "TRACEBOX_SPOOL_SEGMENT_BYTES": str(2 * 1024 * 1024),
+            "TRACEBOX_SPOOL_SEGMENT_MAX_AGE_SECONDS": "2",
+            "TRACEBOX_LOG_REMINDER_SECONDS": "5",
+        }
+        with small_disk(settings.spool_dir, 32), serving(settings, env=env) as server:
+            project, key = server.create_project("acme/disk")
+            db = Database(settings.resolved_database_url())
+            try:
+                load = Load(envelope_url(server, project["id"]), key["public_key"], padding=16384)
+                with load:
+                    load.wait_acks(50)
+                    cluster.stop("fast")
+                    down_at = time.monotonic()
+                    wait_for(lambda: len(load.refusals(down_at)) >= 20, timeout=120)
+                    cluster.start()
+                    up_at = time.monotonic()
+                    wait_for(lambda: load.statuses(up_at)[200] > 0, timeout=120)
+                    result.recovery_seconds = time.monotonic() - up_at
+                    load.wait_acks(50)
+                refusals = load.refusals()
+                result.expect(
+                    all(
+                        a.status == 503 and "disk nearly full" in a.detail and a.retry_after
+                        for a in refusals
+                    ),
+                    f"refusals other than 503 disk nearly full: {refusals[:3]}",
+                )
+                settle(result, db, project["id"], load.acked)
+                log = server.log()
+                result.expect(
+                    "spool write failed" not in log and "No space left" not in log,
+                    "a write reached the full disk (it should have been refused before)",
+                )
+                mentions = log.count("disk nearly full")
+                result.expect(
+                    1 <= mentions <= 40 and "disk nearly full, answering 503: over" in log,
+                    f"disk full logged {mentions} times (want a start, reminders, an end)",
+                )
             finally:
                 db.dispose()
     return result

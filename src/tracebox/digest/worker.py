@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from dataclasses import dataclass
 
 from sqlalchemy import Connection
@@ -12,7 +13,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from tracebox.digest.prepare import PreparedBatch, Preparer
 from tracebox.logcondition import LoggedCondition, first_line
 from tracebox.metrics import Metrics
-from tracebox.spool import Batch, SpoolReader
+from tracebox.spool import Batch, SpoolReader, progress
 from tracebox.store import Database, cursors
 from tracebox.store import digest as store_digest
 
@@ -30,6 +31,7 @@ class DigestStats:
 
 
 SINGLE_NODE = "local"  # the node name when none is given (one node, e.g. in tests)
+PROGRESS_INTERVAL_S = 1.0  # publish progress at least this often while idle
 
 
 class DigestWorker:
@@ -58,6 +60,8 @@ class DigestWorker:
         self.stats = DigestStats()
         self._tidied = False
         self._unforgotten: set[str] = set()  # deleted segments whose rows remain
+        self._drained_at: dict[str, float] = {}
+        self._published_at = float("-inf")
 
     def run_once(self) -> int:
         """Digest one batch; return how many records it held (0 = spool drained)."""
@@ -65,9 +69,11 @@ class DigestWorker:
             self._tidy_cursors()
         with self.db.read() as conn:
             positions = cursors.load(conn, self.node)
+        read_at = time.time()
         batch = self.reader.read(positions, self.batch_size)
         if not batch.records:
             self._release(positions)
+            self._publish(positions, batch.drained, read_at, changed=False)
             self.stats.pending_bytes = 0
             if self.metrics:
                 self.metrics.digest_lag_bytes.set(0)
@@ -82,6 +88,7 @@ class DigestWorker:
             log.exception("digest batch refused; digesting its records one by one")
             result = self._commit_singly(positions, len(batch.records))
         self._release(batch.positions)
+        self._publish(batch.positions, batch.drained, read_at, changed=True)
         self.stats.batches += 1
         self.stats.records += len(batch.records)
         self.stats.last_batch_size = len(batch.records)
@@ -146,6 +153,23 @@ class DigestWorker:
             with self.db.write() as conn:
                 cursors.forget(conn, self.node, self._unforgotten)
             self._unforgotten.clear()
+
+    def _publish(
+        self, positions: dict[str, int], drained: list[str], read_at: float, *, changed: bool
+    ) -> None:
+        """Tell the web workers what is digested (``spool.progress``): after every commit,
+        and at least every ``PROGRESS_INTERVAL_S`` while idle (so the lag they compute
+        from it stays near zero)."""
+        for name in drained:
+            self._drained_at[name] = read_at
+        now = time.monotonic()
+        if not changed and now - self._published_at < PROGRESS_INTERVAL_S:
+            return
+        present = set(self.reader.segment_names())
+        self._drained_at = {n: t for n, t in self._drained_at.items() if n in present}
+        mine = {n: p for n, p in positions.items() if n in present}
+        progress.publish(self.reader.directory, mine, self._drained_at)
+        self._published_at = now
 
     def _tidy_cursors(self) -> None:
         """Once per start: adopt this spool's rows from before cursors were per node, and

@@ -11,16 +11,12 @@ import gc
 import logging
 from collections.abc import AsyncIterator
 
-import orjson
 from starlette.applications import Starlette
-from starlette.concurrency import run_in_threadpool
-from starlette.requests import Request
-from starlette.responses import Response
-from starlette.routing import Route
 
 from tracebox.api import ApiContext
 from tracebox.api import mounts as api_mounts
 from tracebox.config import Settings
+from tracebox.health import health_routes
 from tracebox.ingest.keys import KeyCache
 from tracebox.ingest.ratelimit import RateLimiter
 from tracebox.ingest.routes import IngestContext, ingest_routes
@@ -62,16 +58,6 @@ def create_app(settings: Settings | None = None) -> Starlette:
         metrics=metrics,
     )
 
-    async def health(_: Request) -> Response:
-        ok = await run_in_threadpool(db.ping)
-        body = {"status": "ok" if ok else "unavailable", "database": ok}
-        return Response(
-            orjson.dumps(body), status_code=200 if ok else 503, media_type="application/json"
-        )
-
-    async def metrics_endpoint(_: Request) -> Response:
-        return Response(metrics.render(), media_type="text/plain; version=0.0.4")
-
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         await spool.start()
@@ -96,8 +82,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
     ui_context = make_ui_context(settings, db, on_key_deleted=ingest.keys.forget, external=external)
     routes = [
         *ingest_routes(ingest),  # first: /api/v4/error_tracking/collector/... is ingestion
-        Route("/-/health", health),
-        Route("/-/metrics", metrics_endpoint),
+        *health_routes(settings, db, metrics),
         *api_mounts(api_context),
         *ui_routes(ui_context),  # last: /<project path>/-/... matches almost any path
     ]

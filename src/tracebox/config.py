@@ -33,6 +33,16 @@ class Settings(BaseSettings):
         description="the address SDKs use to reach this server; DSNs are built from it",
     )
     log_level: str = "info"
+    # SIGTERM or SIGINT: serve exits (0) within this many seconds. In-flight requests get
+    # up to 2 s less to finish; background units finish their step (the digest its
+    # batch) and are killed at the deadline if stuck (safe: each batch is a transaction).
+    shutdown_timeout_seconds: float = Field(default=10.0, ge=3)
+    # /-/health answers 503 when the digest is this far behind (seconds since the oldest
+    # undigested record was written): stalled, or the database is down for this long.
+    health_max_lag_seconds: float = Field(default=300.0, gt=0)
+    # A background unit whose last heartbeat is older than this is reported dead (it
+    # beats every second while it works; a dead process is seen at once by its pid).
+    heartbeat_timeout_seconds: float = Field(default=30.0, gt=0)
     # A lasting condition (database down, disk or spool full) is logged when it starts and
     # ends, and reminded at most this often while it lasts (issue 9: no log floods).
     log_reminder_seconds: float = Field(default=60.0, gt=0)

@@ -9,13 +9,17 @@ prints the table recorded in docs/deployment.md.
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+import httpx
 import sqlalchemy as sa
 
 from tests.durability.load import Load
@@ -26,6 +30,7 @@ from tracebox.store import Database
 from tracebox.store.tables import dropped_items, errors, events, session_aggregates
 
 OUTAGE_SECONDS = 20.0
+SHUTDOWN_BOUND_S = 10.0  # TRACEBOX_SHUTDOWN_TIMEOUT_SECONDS's default, in docs/deployment.md
 
 
 @dataclass
@@ -138,19 +143,21 @@ def serving(settings: Settings, **kwargs: object) -> Iterator[LiveServer]:
         server.stop()
 
 
+@contextmanager
+def opened(settings: Settings) -> Iterator[Database]:
+    db = Database(settings.resolved_database_url())
+    try:
+        yield db
+    finally:
+        db.dispose()
+
+
 def envelope_url(server: LiveServer, project_id: int) -> str:
     return f"{server.url}/api/{project_id}/envelope/"
 
 
 def log_since(server: LiveServer, offset: int) -> str:
     return server.log()[offset:]
-
-
-def timed(condition: Callable[[], object], *, timeout: float) -> float:
-    """Seconds until ``condition()`` holds."""
-    started = time.monotonic()
-    wait_for(condition, timeout=timeout, interval=0.1)
-    return time.monotonic() - started
 
 
 def database_outage(work: Path) -> FaultResult:
@@ -161,8 +168,7 @@ def database_outage(work: Path) -> FaultResult:
         env = {"TRACEBOX_LOG_REMINDER_SECONDS": "5"}
         with serving(settings, env=env) as server:
             project, key = server.create_project("acme/outage")
-            db = Database(settings.resolved_database_url())
-            try:
+            with opened(settings) as db:
                 load = Load(envelope_url(server, project["id"]), key["public_key"], rate=25)
                 with load:
                     load.wait_acks(100)
@@ -197,8 +203,6 @@ def database_outage(work: Path) -> FaultResult:
                     "over after" in log_since(server, log_offset),
                     "the outage's end was not logged",
                 )
-            finally:
-                db.dispose()
     return result
 
 
@@ -210,8 +214,7 @@ def two_nodes(work: Path) -> FaultResult:
         first, second = server_settings(work, url, "node-a"), server_settings(work, url, "node-b")
         with serving(first) as a, serving(second) as b:
             project, key = a.create_project("acme/nodes")
-            db = Database(first.resolved_database_url())
-            try:
+            with opened(first) as db:
                 loads = [
                     Load(envelope_url(node, project["id"]), key["public_key"], rate=40)
                     for node in (a, b)
@@ -234,8 +237,6 @@ def two_nodes(work: Path) -> FaultResult:
                 with db.read() as conn:
                     nodes = conn.execute(sa.text("SELECT DISTINCT node FROM spool_cursors")).all()
                 result.expect(len(nodes) <= 2, f"cursor rows of {len(nodes)} nodes (want 2)")
-            finally:
-                db.dispose()
     return result
 
 
@@ -251,8 +252,7 @@ def small_spool_cap(work: Path, seconds: float = 60.0) -> FaultResult:
     }
     with serving(settings, env=env) as server:
         project, key = server.create_project("acme/cap")
-        db = Database(settings.resolved_database_url())
-        try:
+        with opened(settings) as db:
             load = Load(envelope_url(server, project["id"]), key["public_key"], padding=4096)
             with load:
                 started = time.monotonic()
@@ -272,8 +272,6 @@ def small_spool_cap(work: Path, seconds: float = 60.0) -> FaultResult:
                 written > 16 * 1024 * 1024 and on_disk < 16 * 1024 * 1024,
                 f"{on_disk} bytes left on disk after {written} bytes of events",
             )
-        finally:
-            db.dispose()
     return result
 
 
@@ -309,8 +307,7 @@ def disk_full(work: Path) -> FaultResult:
         }
         with small_disk(settings.spool_dir, 32), serving(settings, env=env) as server:
             project, key = server.create_project("acme/disk")
-            db = Database(settings.resolved_database_url())
-            try:
+            with opened(settings) as db:
                 load = Load(envelope_url(server, project["id"]), key["public_key"], padding=16384)
                 with load:
                     load.wait_acks(50)
@@ -341,6 +338,129 @@ def disk_full(work: Path) -> FaultResult:
                     1 <= mentions <= 40 and "disk nearly full, answering 503: over" in log,
                     f"disk full logged {mentions} times (want a start, reminders, an end)",
                 )
-            finally:
-                db.dispose()
+    return result
+
+
+def health(server: LiveServer) -> tuple[int, dict[str, Any]]:
+    try:
+        r = httpx.get(f"{server.url}/-/health", timeout=5)
+    except httpx.TransportError:
+        return 0, {}
+    return r.status_code, r.json()
+
+
+def digest_crash(work: Path) -> FaultResult:
+    """SIGKILL of the digest under load: serve restarts it, /-/health shows it dead, then
+    back with one restart; ingestion goes on throughout."""
+    result = FaultResult("digest killed", recovery="kill -> digest alive again")
+    settings = server_settings(work, "")
+    with serving(settings) as server:
+        project, key = server.create_project("acme/crash")
+        with opened(settings) as db:
+            load = Load(envelope_url(server, project["id"]), key["public_key"])
+            with load:
+                load.wait_acks(200)
+                _, before = health(server)
+                pid = before["units"]["digest"]["pid"]
+                os.kill(pid, signal.SIGKILL)
+                killed_at = time.monotonic()
+                seen_dead = wait_for(lambda: _unit_dead(server), timeout=30, interval=0.02)
+                code, report = wait_for(lambda: _unit_back(server, pid), timeout=60)
+                result.recovery_seconds = time.monotonic() - killed_at
+                load.wait_acks(200)
+            result.expect(
+                seen_dead[0] == 503 and "digest is not running" in seen_dead[1]["problems"],
+                f"health while the digest was dead: {seen_dead}",
+            )
+            result.expect(
+                code == 200 and report["units"]["digest"]["restarts"] == 1,
+                f"health after the restart: {code} {report}",
+            )
+            result.expect(set(load.statuses()) == {200}, f"answers: {dict(load.statuses())}")
+            result.expect(
+                f"background process (pid {pid}) was killed by SIGKILL; restarting it"
+                in server.log(),
+                "the restart was not logged",
+            )
+            settle(result, db, project["id"], load.acked)
+    return result
+
+
+def _unit_dead(server: LiveServer) -> tuple[int, dict[str, Any]] | None:
+    code, report = health(server)
+    return (code, report) if report and not report["units"]["digest"]["alive"] else None
+
+
+def _unit_back(server: LiveServer, old_pid: int) -> tuple[int, dict[str, Any]] | None:
+    code, report = health(server)
+    digest = report.get("units", {}).get("digest", {})
+    return (code, report) if digest.get("alive") and digest.get("pid") != old_pid else None
+
+
+def group_members(pgid: int) -> list[str]:
+    """Processes still in the process group ``pgid`` (from /proc)."""
+    members = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) == pgid:  # fields after "(comm)": state, ppid, pgrp
+            members.append(stat.parent.name)
+    return members
+
+
+def graceful_stop(work: Path, *, whole_group: bool) -> FaultResult:
+    """SIGTERM under load (to serve alone, as docker stop does, or to its whole process
+    group, as systemd does): serve exits 0 within the bound, no process is left, and
+    after a restart every acknowledged envelope is stored once."""
+    who = "process group" if whole_group else "main process"
+    result = FaultResult(f"SIGTERM to the {who}", recovery="SIGTERM -> serve exited")
+    settings = server_settings(work, "")
+    bound = SHUTDOWN_BOUND_S
+    with serving(settings) as server:
+        project, key = server.create_project("acme/stop")
+        load = Load(envelope_url(server, project["id"]), key["public_key"], senders=8)
+        with load:
+            load.wait_acks(300)
+            pid = server.process.pid
+            sent_at = time.monotonic()
+            os.killpg(pid, signal.SIGTERM) if whole_group else os.kill(pid, signal.SIGTERM)
+            try:
+                code = server.process.wait(timeout=bound + 5)
+            except subprocess.TimeoutExpired:
+                code = None
+            result.recovery_seconds = time.monotonic() - sent_at
+            server.stopped = True
+        result.expect(code == 0, f"serve exited with {code} (want 0 within {bound:.0f} s)")
+        try:
+            wait_for(lambda: not group_members(pid), timeout=5)
+        except AssertionError:
+            result.notes.append(f"processes left behind: {group_members(pid)}")
+        refused = {a.status for a in load.answers if a.status not in (0, 200)}
+        result.expect(not refused, f"requests answered {refused} while stopping")
+        log = server.log()
+        result.expect(
+            "background process stopped (exited with code 0)" in log,
+            "the background process did not stop cleanly",
+        )
+    with serving(settings), opened(settings) as db:
+        settle(result, db, project["id"], load.acked)
+    return result
+
+
+def node_crash(work: Path) -> FaultResult:
+    """SIGKILL of every process of the node under load, then a restart."""
+    result = FaultResult("node killed (SIGKILL)", recovery="restart -> all stored")
+    settings = server_settings(work, "")
+    with serving(settings, workers=2) as server:
+        project, key = server.create_project("acme/kill")
+        load = Load(envelope_url(server, project["id"]), key["public_key"], senders=8)
+        with load:
+            load.wait_acks(400)
+            server.kill()
+    restarted_at = time.monotonic()
+    with serving(settings), opened(settings) as db:
+        settle(result, db, project["id"], load.acked)
+        result.recovery_seconds = time.monotonic() - restarted_at
     return result

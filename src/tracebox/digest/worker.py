@@ -5,13 +5,14 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sqlalchemy import Connection
 from sqlalchemy.exc import SQLAlchemyError
 
 from tracebox.digest.prepare import PreparedBatch, Preparer
-from tracebox.logcondition import LoggedCondition, first_line
+from tracebox.logs import LoggedCondition, first_line
 from tracebox.metrics import Metrics
 from tracebox.spool import Batch, SpoolReader, progress
 from tracebox.store import Database, cursors
@@ -27,7 +28,6 @@ class DigestStats:
     events_inserted: int = 0
     events_duplicate: int = 0
     last_batch_size: int = 0
-    pending_bytes: int = 0
 
 
 SINGLE_NODE = "local"  # the node name when none is given (one node, e.g. in tests)
@@ -74,9 +74,6 @@ class DigestWorker:
         if not batch.records:
             self._release(positions)
             self._publish(positions, batch.drained, read_at, changed=False)
-            self.stats.pending_bytes = 0
-            if self.metrics:
-                self.metrics.digest_lag_bytes.set(0)
             return 0
         try:
             result = self._commit(batch)
@@ -94,9 +91,8 @@ class DigestWorker:
         self.stats.last_batch_size = len(batch.records)
         self.stats.events_inserted += result.events_inserted
         self.stats.events_duplicate += result.events_duplicate
-        self.stats.pending_bytes = self.reader.pending_bytes(batch.positions)
         if self.metrics:
-            self.metrics.digested(len(batch.records), result, self.stats.pending_bytes)
+            self.metrics.digested(len(batch.records), result)
         return len(batch.records)
 
     def _commit(self, batch: Batch) -> store_digest.BatchResult:
@@ -188,10 +184,16 @@ class DigestWorker:
         return total
 
     def run_forever(
-        self, stop: threading.Event, *, poll_interval: float, reminder_seconds: float = 60.0
+        self,
+        stop: threading.Event,
+        *,
+        poll_interval: float,
+        reminder_seconds: float = 60.0,
+        beat: Callable[[], None] = lambda: None,
     ) -> None:
-        """Digest until ``stop`` is set. A failure keeps the spool and is retried after a
-        pause; it is logged when it starts, reminded while it lasts, and logged when over."""
+        """Digest until ``stop`` is set, finishing the batch in hand. A failure keeps the
+        spool and is retried after a pause; it is logged when it starts, reminded while it
+        lasts, and logged when over. ``beat`` is called every round (the heartbeat)."""
         database_down = LoggedCondition(
             log,
             "database unavailable; the digest keeps the spool",
@@ -199,6 +201,7 @@ class DigestWorker:
         )
         failing = LoggedCondition(log, "digest batch failed", reminder_seconds=reminder_seconds)
         while not stop.is_set():
+            beat()
             try:
                 digested = self.run_once()
             except Exception as e:

@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tracebox.logcondition import LoggedCondition, first_line
+from tracebox.logs import LoggedCondition, first_line
 from tracebox.spool.format import FILE_HEADER_BYTES
 from tracebox.spool.segment import SegmentFile, SegmentNamer
 

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from tracebox import errors
-from tracebox.logcondition import LoggedCondition
+from tracebox.logs import LoggedCondition
 from tracebox.spool import progress
 from tracebox.spool.format import SEGMENT_SUFFIX, TMP_SUFFIX
 

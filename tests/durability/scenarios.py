@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,7 +25,7 @@ import sqlalchemy as sa
 
 from tests.durability.load import Load
 from tests.durability.pgcluster import PgCluster
-from tests.helpers import LiveServer, start_server, wait_for
+from tests.helpers import LiveServer, free_port, start_server, tracebox_env, wait_for
 from tracebox.config import Settings
 from tracebox.store import Database
 from tracebox.store.tables import dropped_items, errors, events, session_aggregates
@@ -464,3 +465,66 @@ def node_crash(work: Path) -> FaultResult:
         settle(result, db, project["id"], load.acked)
         result.recovery_seconds = time.monotonic() - restarted_at
     return result
+
+
+def run_tracebox(settings: Settings, *args: str, timeout: float = 30) -> tuple[int, str]:
+    """Run ``tracebox ARGS`` in its own session; kill the whole session if it overstays."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tracebox", *args],
+        env=tracebox_env(settings),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        output, _ = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        output, _ = process.communicate()
+        return -1, output
+    return process.returncode, output
+
+
+def second_instance(work: Path) -> FaultResult:
+    """``serve``, ``digest`` and ``digest --once`` started on a data directory in use, under
+    load: each exits 1 at once with a message; the running node's metrics and spool are
+    untouched and it keeps acknowledging."""
+    result = FaultResult("second instance, same data dir", recovery="start -> refused")
+    settings = server_settings(work, "")
+    with serving(settings) as server:
+        project, key = server.create_project("acme/lock")
+        metrics_dir = settings.data_dir / "metrics"
+        with opened(settings) as db:
+            load = Load(envelope_url(server, project["id"]), key["public_key"])
+            with load:
+                load.wait_acks(100)
+                before = _snapshot(metrics_dir)
+                for args in (
+                    ("serve", "--port", str(free_port())),
+                    ("digest",),
+                    ("digest", "--once"),
+                ):
+                    started = time.monotonic()
+                    status, output = run_tracebox(settings, *args, timeout=20)
+                    result.recovery_seconds = max(
+                        result.recovery_seconds, time.monotonic() - started
+                    )
+                    result.expect(
+                        status == 1
+                        and "is in use by another tracebox process" in output
+                        and f"(pid {server.process.pid})" in output,
+                        f"tracebox {' '.join(args)}: exit {status}: {output[-300:]}",
+                    )
+                result.expect(_snapshot(metrics_dir) == before, "the metrics folder changed")
+                scrape = httpx.get(f"{server.url}/-/metrics", timeout=5)
+                result.expect(scrape.status_code == 200, f"/-/metrics: {scrape.status_code}")
+                load.wait_acks(100)
+            result.expect(set(load.statuses()) == {200}, f"answers: {dict(load.statuses())}")
+            settle(result, db, project["id"], load.acked)
+    return result
+
+
+def _snapshot(directory: Path) -> dict[str, int]:
+    """File names and inodes: a wiped and recreated folder has new inodes."""
+    return {p.name: p.stat().st_ino for p in directory.iterdir()}

@@ -118,9 +118,17 @@ def _print(data: Any) -> None:
     sys.stdout.write(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")
 
 
+NOT_MIGRATED = "the database schema is not up to date: run `tracebox migrate` first"
+
+
 def _db(settings: Settings) -> Database:
+    """The database, refused unless its schema is current. Only ``migrate`` (and ``serve``,
+    which starts by migrating) change the schema: a command run against the wrong
+    database URL by mistake must not create tables there."""
     db = Database(settings.resolved_database_url())
-    db.migrate()
+    if db.needs_migration():
+        db.dispose()
+        raise SystemExit(f"tracebox: {NOT_MIGRATED}")
     return db
 
 
@@ -148,7 +156,9 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _migrate(args: argparse.Namespace, settings: Settings) -> int:
-    _db(settings)
+    db = Database(settings.resolved_database_url())
+    db.migrate()
+    db.dispose()
     print("migrations applied")
     return 0
 
@@ -169,6 +179,7 @@ def _digest(args: argparse.Namespace, settings: Settings) -> int:
             SpoolReader(settings.spool_dir),
             batch_size=settings.digest_batch_size,
             node=datadir.node_id(settings.data_dir),
+            symbolication_cache_bytes=settings.symbolication_cache_bytes,
         )
         print(f"digested {worker.drain()} records")
         return 0

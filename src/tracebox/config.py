@@ -43,6 +43,10 @@ class Settings(BaseSettings):
     # A background unit whose last heartbeat is older than this is reported dead (it
     # beats every second while it works; a dead process is seen at once by its pid).
     heartbeat_timeout_seconds: float = Field(default=30.0, gt=0)
+    # Longest a database query of a web request (a UI page, an API call) may run before
+    # it is cancelled and the request answered 503; 0 disables the limit. As GitLab's
+    # default PostgreSQL statement_timeout (15 s). Applies to SQLite too.
+    query_timeout_ms: int = Field(default=15_000, ge=0)
     # A lasting condition (database down, disk or spool full) is logged when it starts and
     # ends, and reminded at most this often while it lasts (issue 9: no log floods).
     log_reminder_seconds: float = Field(default=60.0, gt=0)
@@ -58,6 +62,10 @@ class Settings(BaseSettings):
     max_store_compressed_bytes: int = 20 * MIB  # store request body before decompression
     max_items_per_envelope: int = 1000  # Relay bounds sessions at 100; we bound all items
     max_sessions_per_envelope: int = 100  # as Relay max_session_count
+    # One session or sessions item. Relay bounds only their count; we bound their size
+    # too, as they are spooled as received (a real update is under 1 KiB, 100 aggregate
+    # buckets under 20 KiB). A larger one is dropped silently, as an invalid session.
+    max_session_bytes: int = 100 * KIB
     rate_limit_events_per_minute: int = Field(
         default=0, ge=0, description="per client key, per node; 0 disables the limit"
     )
@@ -105,6 +113,22 @@ class Settings(BaseSettings):
     # in the same network), as GitLab's "Allow requests to the local network from
     # webhooks and integrations". Off by default: the settings form takes any URL.
     external_allow_local_network: bool = False
+
+    # --- source maps and sentry-cli (docs/sourcemaps.md) --------------------------------
+    # One uploaded bundle or release file, uncompressed; sentry-cli reads it as the
+    # chunk-upload option maxFileSize and refuses larger uploads before sending them.
+    artifact_max_upload_bytes: int = 100 * MIB
+    # Artifact bytes one project may keep (uncompressed, each file counted once per
+    # project); an upload past it is refused with 413 until releases are deleted.
+    artifact_max_project_bytes: int = 1024 * MIB
+    artifact_chunk_bytes: int = 8 * MIB  # as Sentry's chunk-upload chunkSize
+    artifact_max_chunks_per_request: int = 64  # as Sentry's chunksPerRequest
+    artifact_max_request_bytes: int = 32 * MIB  # as Sentry's maxRequestSize
+    artifact_upload_concurrency: int = 4  # parallel chunk requests sentry-cli makes (Sentry: 8)
+    artifact_chunk_ttl_hours: float = 24.0  # uploaded chunks not assembled by then are removed
+    # Parsed source maps kept by the digest, measured as the bytes of the minified file
+    # plus its map (a parsed map takes about 2.5 times that in memory, docs/performance.md).
+    symbolication_cache_bytes: int = 256 * MIB
 
     # --- derived ------------------------------------------------------------------------
     def resolved_database_url(self) -> str:

@@ -17,6 +17,7 @@ def run_unit(ctx: UnitContext) -> None:
         batch_size=settings.digest_batch_size,
         node=datadir.node_id(settings.data_dir),
         metrics=Metrics(),
+        symbolication_cache_bytes=settings.symbolication_cache_bytes,
     )
     worker.run_forever(
         ctx.stop,

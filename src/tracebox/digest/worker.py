@@ -11,14 +11,17 @@ from dataclasses import dataclass
 from sqlalchemy import Connection
 from sqlalchemy.exc import SQLAlchemyError
 
+from tracebox.config import Settings
 from tracebox.digest.prepare import PreparedBatch, Preparer
 from tracebox.logs import LoggedCondition, first_line
 from tracebox.metrics import Metrics
 from tracebox.spool import Batch, SpoolReader, progress
 from tracebox.store import Database, cursors
 from tracebox.store import digest as store_digest
+from tracebox.symbolication import MapCache, StoreArtifacts, Symbolicator
 
 log = logging.getLogger("tracebox.digest")
+DEFAULT_SYMBOLICATION_CACHE_BYTES = Settings.model_fields["symbolication_cache_bytes"].default
 
 
 @dataclass
@@ -50,13 +53,15 @@ class DigestWorker:
         batch_size: int,
         node: str = SINGLE_NODE,
         metrics: Metrics | None = None,
+        symbolication_cache_bytes: int = DEFAULT_SYMBOLICATION_CACHE_BYTES,
     ) -> None:
         self.db = db
         self.metrics = metrics
         self.reader = reader
         self.batch_size = batch_size
         self.node = node
-        self.preparer = Preparer()
+        self.symbolicator = Symbolicator(StoreArtifacts(db), MapCache(symbolication_cache_bytes))
+        self.preparer = Preparer(symbolicator=self.symbolicator)
         self.stats = DigestStats()
         self._tidied = False
         self._unforgotten: set[str] = set()  # deleted segments whose rows remain
@@ -138,7 +143,8 @@ class DigestWorker:
             store_digest.write_session_aggregates(conn, project_id, aggregates)
         store_digest.add_dropped(conn, prepared.dropped)
         if prepared.invalid:
-            log.error("skipped %d undecodable spool records", prepared.invalid)
+            log.warning("spool records set aside: %s", dict(prepared.invalid))
+            result.invalid.update(prepared.invalid)
         return result
 
     def _release(self, positions: dict[str, int]) -> None:

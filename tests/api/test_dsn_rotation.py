@@ -87,3 +87,4 @@ def test_dsn_rotation_walk(server: LiveServer) -> None:
         return bool(errors) and errors[0]["events_count"] == 2
 
     wait_for(both_events_stored)
+    api.close()  # its keep-alive connection, before serve's graceful stop closes it

@@ -1,6 +1,6 @@
 """Run every fault scenario in one go and print the table of docs/deployment.md.
 
-    .venv/bin/python -m tests.durability.faults            # all, about 8 minutes
+    .venv/bin/python -m tests.durability.faults            # all, about 7 minutes
     .venv/bin/python -m tests.durability.faults --only digest two   # names containing these
 
 Each scenario starts its own ``tracebox serve`` (and, where it needs one, its own

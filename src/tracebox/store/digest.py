@@ -24,7 +24,6 @@ from sqlalchemy import (
     Connection,
     and_,
     case,
-    func,
     or_,
     select,
 )
@@ -317,10 +316,6 @@ def add_dropped(conn: Connection, counts: Mapping[tuple[int, str], int]) -> None
 def project_exists(conn: Connection, project_id: int) -> bool:
     query = select(projects.c.id).where(projects.c.id == project_id)
     return conn.execute(query).first() is not None
-
-
-def count_events(conn: Connection) -> int:
-    return int(conn.execute(select(func.count()).select_from(events)).scalar_one())
 
 
 def _chunks(items: list[Any], size: int) -> Iterable[list[Any]]:

@@ -50,6 +50,7 @@ class ErrorSummary:
     level: str
     frequency: list[Bucket]  # 24 hourly counts, oldest first, ending with the current hour
     regressed: bool = False  # reopened by a new event after it was resolved
+    external_issue_url: str | None = None  # the issue it is linked to (a GitLab issue)
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """reliability: spool cursors per node
 
 Revision ID: 0002_reliability
-Revises: 0003_pipeline
+Revises: 0004_boundaries
 
 Each node's digest reads and writes only its own cursor rows (issue 9): the table gains
 a ``node`` column and its key becomes ``(node, segment)``. Rows written before this
@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0002_reliability"
-down_revision = "0003_pipeline"
+down_revision = "0004_boundaries"
 branch_labels = None
 depends_on = None
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Any
 
 import orjson
 
+from tracebox import logs
 from tracebox.config import Settings
 from tracebox.models import ClientKey, Project
 from tracebox.protocol.dsn import build_dsn
@@ -34,10 +34,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     overrides = {k: v for k, v in vars(args).items() if k in Settings.model_fields}
     settings = Settings(**overrides)
-    logging.basicConfig(
-        level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s"
-    )
-    logging.getLogger("alembic").setLevel(logging.WARNING)
+    logs.configure(settings.log_level)
     command: Command = args.command
     return command(args, settings)
 
@@ -62,7 +59,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.set_defaults(command=_serve)
 
     sub.add_parser("migrate", help="apply database migrations").set_defaults(command=_migrate)
-    digest = sub.add_parser("digest", help="run the digest worker alone")
+    digest = sub.add_parser(
+        "digest", help="run the digest and the other background units, without web workers"
+    )
     digest.add_argument("--once", action="store_true", help="drain the spool, then exit")
     digest.set_defaults(command=_digest)
 
@@ -168,21 +167,25 @@ def _migrate(args: argparse.Namespace, settings: Settings) -> int:
 def _digest(args: argparse.Namespace, settings: Settings) -> int:
     from tracebox import datadir
     from tracebox.digest.worker import DigestWorker
-    from tracebox.server import run_digest
     from tracebox.spool import SpoolReader
+    from tracebox.supervisor import heartbeat
+    from tracebox.supervisor.host import run_background
 
     datadir.lock(settings.data_dir)  # held until the process exits
+    db = _db(settings)
     if getattr(args, "once", False):
         worker = DigestWorker(
-            _db(settings),
+            db,
             SpoolReader(settings.spool_dir),
             batch_size=settings.digest_batch_size,
+            node=datadir.node_id(settings.data_dir),
             symbolication_cache_bytes=settings.symbolication_cache_bytes,
         )
         print(f"digested {worker.drain()} records")
         return 0
-    _db(settings)
-    run_digest(settings)
+    db.dispose()
+    heartbeat.clear(settings.data_dir)
+    run_background(settings, spawned=False)
     return 0
 
 

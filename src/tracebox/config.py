@@ -33,6 +33,16 @@ class Settings(BaseSettings):
         description="the address SDKs use to reach this server; DSNs are built from it",
     )
     log_level: str = "info"
+    # SIGTERM or SIGINT: serve exits (0) within this many seconds. In-flight requests get
+    # up to 2 s less to finish; background units finish their step (the digest its
+    # batch) and are killed at the deadline if stuck (safe: each batch is a transaction).
+    shutdown_timeout_seconds: float = Field(default=10.0, ge=3)
+    # /-/health answers 503 when the digest is this far behind (seconds since the oldest
+    # undigested record was written): stalled, or the database is down for this long.
+    health_max_lag_seconds: float = Field(default=300.0, gt=0)
+    # A background unit whose last heartbeat is older than this is reported dead (it
+    # beats every second while it works; a dead process is seen at once by its pid).
+    heartbeat_timeout_seconds: float = Field(default=30.0, gt=0)
     # Longest a database query of a web request (a UI page, an API call) may run before
     # it is cancelled and the request answered 503; 0 disables the limit. As GitLab's
     # default PostgreSQL statement_timeout (15 s). Applies to SQLite too.
@@ -66,8 +76,18 @@ class Settings(BaseSettings):
     key_stale_seconds: float = Field(default=24 * 3600.0, ge=0)
 
     # --- spool and digest ----------------------------------------------------------------
-    spool_max_bytes: int = 512 * MIB  # past this, ingestion answers 503 with Retry-After
+    # Undigested spool bytes past which ingestion answers 503 with Retry-After: the outage
+    # buffer. Digested bytes do not count, so any cap works; at least one maximal event
+    # (TRACEBOX_MAX_EVENT_BYTES) lets every event through when the digest keeps up.
+    spool_max_bytes: int = Field(default=512 * MIB, ge=1)
     spool_segment_bytes: int = 16 * MIB  # a writer starts a new segment file past this size
+    # ... or once its segment is this old (seconds), so digested records are deleted soon
+    # even at a low event rate (issue 9: a live segment is never deleted).
+    spool_segment_max_age_seconds: float = Field(default=60.0, gt=0)
+    # Ingestion answers 503 rather than leave less free disk than this (bytes) on the
+    # spool's filesystem: room for the SQLite database and its WAL to keep digesting,
+    # which is what frees the spool again.
+    spool_min_free_bytes: int = Field(default=128 * MIB, ge=0)
     spool_commit_interval_ms: float = 2.0  # group commit: longest wait to batch fsyncs
     digest_batch_size: int = 500  # spool records per digest transaction
     digest_poll_interval_ms: float = 20.0  # digest sleeps this long when the spool is empty

@@ -17,6 +17,7 @@ from sqlalchemy import (
     Integer,
     LargeBinary,
     MetaData,
+    PrimaryKeyConstraint,
     String,
     Table,
     Text,
@@ -260,12 +261,15 @@ dropped_items = Table(
     Column("count", BigInteger, nullable=False),
 )
 
-# Digest progress: byte offset consumed per spool segment, committed with the data.
+# Digest progress: byte offset consumed per spool segment, committed with the data. Each
+# node's digest reads and writes only its own rows (store.cursors; node ids: datadir).
 spool_cursors = Table(
     "spool_cursors",
     metadata,
-    Column("segment", String(255), primary_key=True),
+    Column("node", String(64), nullable=False),
+    Column("segment", String(255), nullable=False),
     Column("position", BigInteger, nullable=False),
+    PrimaryKeyConstraint("node", "segment", name="pk_spool_cursors_per_node"),
 )
 
 # --- releases and source map artifacts (migration 0006_sourcemaps) -----------------------

@@ -53,6 +53,8 @@ def run_digest(settings: Settings, stop: threading.Event | None = None) -> None:
     threading.Thread(target=watch_parent, daemon=True).start()
     # Imported here, not at the top: prometheus_client picks its multiprocess mode at
     # import time, and serve() sets PROMETHEUS_MULTIPROC_DIR first.
+    from tracebox.alerts import AlertPolicy
+    from tracebox.alerts.sender import AlertSender
     from tracebox.digest.worker import DigestWorker
     from tracebox.metrics import Metrics
     from tracebox.spool import SpoolReader
@@ -63,10 +65,19 @@ def run_digest(settings: Settings, stop: threading.Event | None = None) -> None:
         SpoolReader(settings.spool_dir),
         batch_size=settings.digest_batch_size,
         metrics=Metrics(),
+        alert_policy=AlertPolicy.from_settings(settings),
     )
+    # Until the supervisor registry lands (shared decision 6), the alert sender runs
+    # beside the digest, in this process, and stops with it.
+    sender = threading.Thread(
+        target=AlertSender(db, settings).run, args=(stop,), name="alert-sender", daemon=True
+    )
+    sender.start()
     try:
         worker.run_forever(stop, poll_interval=settings.digest_poll_interval_ms / 1000)
     finally:
+        stop.set()
+        sender.join(timeout=30)
         db.dispose()
 
 

@@ -82,4 +82,5 @@ class Preparer:
             release=summary.release,
             user_key=summary.user_key,
             payload=self._payloads.encode(event),
+            tags=tuple((str(k), str(v)) for k, v in event.get("tags") or ()),
         )

@@ -9,6 +9,9 @@ from dataclasses import dataclass
 from sqlalchemy import Connection
 from sqlalchemy.exc import SQLAlchemyError
 
+from tracebox import alerts
+from tracebox.alerts import AlertPolicy
+from tracebox.alerts.digest_input import alert_batch
 from tracebox.digest.prepare import PreparedBatch, Preparer
 from tracebox.metrics import Metrics
 from tracebox.spool import Batch, SpoolReader
@@ -39,6 +42,7 @@ class DigestWorker:
         *,
         batch_size: int,
         metrics: Metrics | None = None,
+        alert_policy: AlertPolicy | None = None,
     ) -> None:
         self.db = db
         self.metrics = metrics
@@ -46,6 +50,7 @@ class DigestWorker:
         self.batch_size = batch_size
         self.preparer = Preparer()
         self.stats = DigestStats()
+        self.alert_policy = alert_policy or AlertPolicy()
 
     def run_once(self) -> int:
         """Digest one batch; return how many records it held (0 = spool drained)."""
@@ -120,6 +125,11 @@ class DigestWorker:
         for project_id, aggregates in prepared.aggregates.items():
             store_digest.write_session_aggregates(conn, project_id, aggregates)
         store_digest.add_dropped(conn, prepared.dropped)
+        alerts.evaluate(
+            conn,
+            alert_batch(conn, result, prepared.sessions, prepared.aggregates),
+            self.alert_policy,
+        )
         if prepared.invalid:
             log.error("skipped %d undecodable spool records", prepared.invalid)
         return result

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import (
@@ -60,6 +60,7 @@ class PreparedEvent:
     release: str | None
     user_key: str | None
     payload: bytes  # compressed normalized event
+    tags: tuple[tuple[str, str], ...] = ()  # the event's tags (alert rule filters)
 
 
 @dataclass
@@ -68,6 +69,11 @@ class BatchResult:
     events_duplicate: int = 0
     errors_created: int = 0
     errors_regressed: int = 0
+    # For alert rules (issue 14), evaluated in the same transaction: the error ids the
+    # batch created and regressed, and the events it stored per error.
+    created_ids: set[int] = field(default_factory=set)
+    regressed_ids: set[int] = field(default_factory=set)
+    by_error: dict[int, list[PreparedEvent]] = field(default_factory=dict)
 
 
 def write_events(conn: Connection, prepared: Sequence[PreparedEvent]) -> BatchResult:
@@ -76,7 +82,9 @@ def write_events(conn: Connection, prepared: Sequence[PreparedEvent]) -> BatchRe
     unique = list({(e.project_id, e.event_id): e for e in prepared}.values())
     if not unique:
         return result
-    error_ids, result.errors_created = _ensure_errors(conn, unique)
+    error_ids, created = _ensure_errors(conn, unique)
+    result.errors_created = len(created)
+    result.created_ids = {error_ids[k] for k in created}
     inserted = _insert_events(conn, unique, error_ids)
     result.events_inserted = len(inserted)
     result.events_duplicate = len(prepared) - len(inserted)
@@ -86,13 +94,15 @@ def write_events(conn: Connection, prepared: Sequence[PreparedEvent]) -> BatchRe
             by_error[error_ids[(e.project_id, e.grouping_hash)]].append(e)
         new_users = _insert_users(conn, by_error)
         _add_hourly(conn, by_error)
-        result.errors_regressed = _update_errors(conn, by_error, new_users)
+        result.regressed_ids = _update_errors(conn, by_error, new_users)
+        result.errors_regressed = len(result.regressed_ids)
+        result.by_error = by_error
     return result
 
 
 def _ensure_errors(
     conn: Connection, batch: Sequence[PreparedEvent]
-) -> tuple[dict[tuple[int, str], int], int]:
+) -> tuple[dict[tuple[int, str], int], list[tuple[int, str]]]:
     """Create missing errors (counts 0; updated below) and map (project, hash) -> error id."""
     first: dict[tuple[int, str], PreparedEvent] = {}
     for e in sorted(batch, key=lambda e: e.timestamp):
@@ -107,7 +117,7 @@ def _ensure_errors(
         )
         conn.execute(stmt, rows)
         existing = _error_ids(conn, keys)
-    return existing, len(missing)
+    return existing, [(e.project_id, e.grouping_hash) for e in missing]
 
 
 def _error_ids(conn: Connection, keys: list[tuple[int, str]]) -> dict[tuple[int, str], int]:
@@ -211,7 +221,7 @@ def _add_hourly(conn: Connection, by_error: Mapping[int, list[PreparedEvent]]) -
 
 def _update_errors(
     conn: Connection, by_error: Mapping[int, list[PreparedEvent]], new_users: Mapping[int, int]
-) -> int:
+) -> set[int]:
     """Add counts, move last_seen, reopen resolved errors (regression). Returns regressions."""
     ids = list(by_error)
     resolved = {
@@ -268,7 +278,7 @@ def _update_errors(
         )
     )
     conn.execute(stmt, params)
-    return len(resolved)
+    return resolved
 
 
 def write_sessions(conn: Connection, project_id: int, updates: Iterable[Mapping[str, Any]]) -> None:

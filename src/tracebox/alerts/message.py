@@ -9,7 +9,7 @@ from urllib.parse import quote
 
 from sqlalchemy import Connection
 
-from tracebox.store import errors_read
+from tracebox.store import alert_outbox, errors_read
 from tracebox.store.alert_outbox import STORM
 
 HEADLINES = {
@@ -227,10 +227,20 @@ MAX_STORM_ITEMS_SHOWN = 10
 
 
 def _storm_items(conn: Connection, payload: dict[str, Any], base: str) -> list[StormItem]:
-    """The storm's errors, busiest first by their current event counts."""
+    """The storm's errors (folded, and those notified one by one in its window), busiest
+    first by their current event counts."""
     project = payload["project"]
+    stored_items = list(payload.get("errors", []))
+    rule_id = (payload.get("rule") or {}).get("id")
+    if rule_id is not None:
+        first_at = float(payload["first_at"])
+        since = first_at - float(payload.get("window_seconds", 300))
+        folded = {int(i["id"]) for i in stored_items}
+        for error_id in alert_outbox.notified_errors(conn, rule_id, since, first_at):
+            if error_id not in folded:
+                stored_items.append({"id": error_id, "events": 0})
     items = []
-    for stored in payload.get("errors", []):
+    for stored in stored_items:
         row = errors_read.get_error(conn, project["id"], int(stored["id"]))
         events = row.events_count if row else int(stored.get("events", 0))
         title = row.title if row else str(stored.get("title", ""))

@@ -148,8 +148,8 @@ def prepare_target(
         bad = [a for a in addresses if not EMAIL_PATTERN.fullmatch(a)]
         if bad:
             raise InvalidParameter(f"target is not an email address: {bad[0][:100]}")
-        shown = ", ".join(addresses) if addresses else "project members"
-        return NewTarget(" ".join(addresses), shown[:255], None, None)
+        listed = ", ".join(addresses) if addresses else "project members"
+        return NewTarget(" ".join(addresses), listed[:255], None, None)
     if not target:
         raise InvalidParameter("target is missing (the receiver's URL)")
     check(target, ctx.outbound)

@@ -168,6 +168,20 @@ def notifications_since(conn: Connection, rule_id: int, since: float) -> int:
     return int(conn.execute(query).scalar_one())
 
 
+def notified_errors(conn: Connection, rule_id: int, since: float, until: float) -> list[int]:
+    """Errors a rule notified one by one between ``since`` and ``until`` (a storm
+    digest lists them with the folded ones)."""
+    t = alert_notifications
+    query = select(t.c.error_id).where(
+        t.c.rule_id == rule_id,
+        t.c.created_at >= since,
+        t.c.created_at <= until,
+        t.c.kind != STORM,
+        t.c.error_id.is_not(None),
+    )
+    return [int(r[0]) for r in conn.execute(query)]
+
+
 @dataclass(frozen=True)
 class OpenStorm:
     notification_id: int

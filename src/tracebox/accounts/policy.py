@@ -29,7 +29,8 @@ class Action(StrEnum):
     ADMIN_MEMBERS = "admin_members"
     READ_ERRORS = "read_errors"  # errors, events, release health
     UPDATE_ERROR = "update_error"  # an error's status
-    ADMIN_ERROR_TRACKING = "admin_error_tracking"  # settings and client keys
+    ADMIN_ERROR_TRACKING = "admin_error_tracking"  # settings, client keys, alert rules
+    READ_ALERT_RULES = "read_alert_rules"  # alert rules: every member sees them (issue 14)
 
 
 MIN_LEVEL: dict[Action, AccessLevel] = {
@@ -40,9 +41,10 @@ MIN_LEVEL: dict[Action, AccessLevel] = {
     Action.READ_ERRORS: AccessLevel.REPORTER,
     Action.UPDATE_ERROR: AccessLevel.DEVELOPER,
     Action.ADMIN_ERROR_TRACKING: AccessLevel.MAINTAINER,
+    Action.READ_ALERT_RULES: AccessLevel.GUEST,
 }
 ERROR_TRACKING_ACTIONS = frozenset(
-    {Action.READ_ERRORS, Action.UPDATE_ERROR, Action.ADMIN_ERROR_TRACKING}
+    {Action.READ_ERRORS, Action.UPDATE_ERROR, Action.ADMIN_ERROR_TRACKING, Action.READ_ALERT_RULES}
 )
 
 

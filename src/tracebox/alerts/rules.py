@@ -227,3 +227,38 @@ def send_test(
         ]
         return next((a for a in answers if not a.ok), answers[0])
     return send(ctx, action.channel, message, action=action, recipient="", key=key, now=time.time())
+
+
+def update_rule(conn: Connection, rule: AlertRule, changes: dict[str, object]) -> AlertRule:
+    """Change the fields given (validated as a whole rule)."""
+    spec = validate(replace(rule.spec, **changes))  # type: ignore[arg-type]
+    store.update_rule(conn, rule.project_id, rule.id, spec)
+    updated = store.get_rule(conn, rule.project_id, rule.id)
+    assert updated is not None
+    return updated
+
+
+def update_action(
+    conn: Connection,
+    ctx: SendContext,
+    action: AlertAction,
+    target: str,
+    limits: Limits,
+    *,
+    secret: str | None = None,
+    rotate_secret: bool = False,
+) -> tuple[AlertAction, str | None]:
+    """A new target (and, for a webhook, a new or the same secret)."""
+    keep = None if rotate_secret else action.encrypted_secret
+    new = prepare_target(ctx, action.channel, target, limits, secret=secret, keep_secret=keep)
+    store.update_action(
+        conn, action, target=new.target, display=new.display, secret=new.encrypted_secret
+    )
+    found = store.get_action(conn, action.project_id, action.rule_id, action.id)
+    assert found is not None
+    return found, new.secret
+
+
+def email_recipients_for_test(action: AlertAction, fallback: str | None) -> list[str]:
+    """A test email goes to the action's addresses, else to the person who asked."""
+    return action.target.split() or ([fallback] if fallback else [])

@@ -124,14 +124,18 @@ def _refused(code: int, text: bytes | str) -> Answer:
 
 
 def _connect(o: SmtpOptions) -> smtplib.SMTP:
-    context = ssl.create_default_context(cafile=o.ca_file or None)
     if o.security == "tls":
-        return smtplib.SMTP_SSL(o.host, o.port, timeout=o.timeout_s, context=context)
+        return smtplib.SMTP_SSL(o.host, o.port, timeout=o.timeout_s, context=_tls(o))
     smtp = smtplib.SMTP(o.host, o.port, timeout=o.timeout_s)
     try:
         if o.security == "starttls":
-            smtp.starttls(context=context)
+            smtp.starttls(context=_tls(o))
     except BaseException:
         smtp.close()
         raise
     return smtp
+
+
+def _tls(o: SmtpOptions) -> ssl.SSLContext:
+    """Certificates are verified, against ``TRACEBOX_SMTP_CA_FILE`` or the system's."""
+    return ssl.create_default_context(cafile=o.ca_file or None)

@@ -249,3 +249,15 @@ def _storm_items(conn: Connection, payload: dict[str, Any], base: str) -> list[S
         items.append(StormItem(int(stored["id"]), title, culprit, events, url))
     items.sort(key=lambda i: (-i.events, i.error_id))
     return items[:MAX_STORM_ITEMS_SHOWN]
+
+
+def delivery_title(payload: dict[str, Any], kind: str) -> str | None:
+    """A delivery's one line: the error's title, the storm's size, the release."""
+    if kind == "storm":
+        total = int(payload.get("individual", 0)) + int(payload.get("folded", 0))
+        return f"{total} alerts of one rule folded into one message"
+    error = payload.get("error")
+    if error:
+        return str(error.get("title"))
+    release = (payload.get("details") or {}).get("release")
+    return f"Release {release}" if release else None

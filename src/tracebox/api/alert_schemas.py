@@ -3,10 +3,11 @@ settings (``/projects/:id/error_tracking/alert_rules`` and friends)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, StringConstraints
 
+from tracebox.alerts.message import delivery_title
 from tracebox.api.timefmt import iso, iso_or_none
 from tracebox.store.alert_outbox import Delivery
 from tracebox.store.alerts import (
@@ -175,18 +176,6 @@ class DeliveryOut(BaseModel):
             next_attempt_at=iso(d.next_attempt_at) if waiting else None,
             sent_at=iso_or_none(d.sent_at),
         )
-
-
-def delivery_title(payload: dict[str, Any], kind: str) -> str | None:
-    """A delivery's one line: the error's title, the storm's size, the release."""
-    if kind == "storm":
-        total = int(payload.get("individual", 0)) + int(payload.get("folded", 0))
-        return f"{total} alerts of one rule folded into one message"
-    error = payload.get("error")
-    if error:
-        return str(error.get("title"))
-    release = (payload.get("details") or {}).get("release")
-    return f"Release {release}" if release else None
 
 
 class NotificationSettingsIO(BaseModel):

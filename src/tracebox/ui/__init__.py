@@ -19,6 +19,7 @@ from tracebox.ui import (
     firstrun,
     render,
     routes_admin,
+    routes_alerts,
     routes_auth,
     routes_details,
     routes_errors,
@@ -112,5 +113,6 @@ def _project_routes(page: Callable[..., Route]) -> list[Route]:
         page(members, routes_members.add, POST),
         page(members + "/{user_id:int}", routes_members.update, POST),
         page(members + "/{user_id:int}/remove", routes_members.remove, POST),
+        *routes_alerts.routes(page, P),
         page("/{project:path}", routes_projects.project_home),
     ]

@@ -255,3 +255,15 @@ def test_an_alerts_failure_never_costs_an_event(world: World) -> None:
     with world.db.read() as conn:
         assert len(list_errors(conn, world.project.id)) == 1
     assert kinds(world) == []
+
+
+def test_storm_threshold_at_the_limit_and_past_it(world: World) -> None:
+    threshold = world.settings.alert_storm_threshold
+    rule = world.rule()
+    world.action(rule, Channel.WEBHOOK, "http://127.0.0.1:9/hook", secret=SECRET)
+    world.send_events(*[error_event(f"AtLimit{n}") for n in range(threshold)])
+    assert kinds(world) == ["new_error"] * threshold  # at the limit: one by one
+    world.send_events(error_event("PastLimit"))
+    assert kinds(world) == ["new_error"] * threshold + ["storm"]
+    storm = world.deliveries()[-1]
+    assert (storm.payload["individual"], storm.payload["folded"]) == (threshold, 1)

@@ -14,6 +14,7 @@ import orjson
 import pytest
 import sqlalchemy as sa
 
+from tests.digest.test_worker import spool
 from tracebox.accounts import users
 from tracebox.accounts.models import AccessLevel, User
 from tracebox.alerts import AlertPolicy
@@ -24,7 +25,7 @@ from tracebox.config import Settings
 from tracebox.digest.worker import DigestWorker
 from tracebox.models import Project
 from tracebox.protocol.event import normalize_event
-from tracebox.spool import SpoolReader, SpoolWriter
+from tracebox.spool import SpoolReader
 from tracebox.store import Database, alert_outbox, members, projects
 from tracebox.store.alert_outbox import Delivery
 from tracebox.store.alerts import AlertAction, AlertRule, Channel, RuleSpec, Trigger
@@ -140,19 +141,6 @@ def _record(kind: str, project_id: int, payload: Any, received: float) -> bytes:
             "payload": payload,
         }
     )
-
-
-def spool(settings: Settings, records: list[bytes]) -> None:
-    writer = SpoolWriter(
-        settings.spool_dir,
-        segment_bytes=1 << 24,
-        max_total_bytes=1 << 30,
-        commit_interval_s=0,
-        retry_after=30,
-    )
-    writer.start_sync()
-    writer.append_sync(records)
-    writer.close_sync()
 
 
 def error_event(

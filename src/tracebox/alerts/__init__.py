@@ -7,6 +7,6 @@ supervised sender delivers it by email, webhook, Slack, Discord and Teams.
 """
 
 from tracebox.alerts.evaluate import AlertPolicy, evaluate
-from tracebox.alerts.model import AlertBatch, ErrorActivity, EventInfo
+from tracebox.alerts.model import AlertBatch, ErrorActivity, EventInfo, LazyBatch
 
-__all__ = ["AlertBatch", "AlertPolicy", "ErrorActivity", "EventInfo", "evaluate"]
+__all__ = ["AlertBatch", "AlertPolicy", "ErrorActivity", "EventInfo", "LazyBatch", "evaluate"]

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 from sqlalchemy import Connection, select
 
-from tracebox.alerts.model import AlertBatch, ErrorActivity, EventInfo
+from tracebox.alerts.model import AlertBatch, ErrorActivity, LazyBatch
 from tracebox.store.digest import BatchResult, PreparedEvent
 from tracebox.store.tables import errors
 
@@ -18,54 +17,45 @@ from tracebox.store.tables import errors
 RESOLVED_IN_RELEASE = "resolved_in_release"
 
 
-def event_info(e: PreparedEvent) -> EventInfo:
-    return EventInfo(
-        event_id=e.event_id,
-        timestamp=e.timestamp,
-        level=e.level,
-        environment=e.environment,
-        release=e.release,
-        title=e.title,
-        culprit=e.culprit,
-        tags=e.tags,
-    )
-
-
 def activity(
     error_id: int, batch: Sequence[PreparedEvent], *, created: bool, regressed: bool
 ) -> ErrorActivity:
-    latest = max(batch, key=lambda e: e.timestamp)
-    minutes: dict[int, int] = defaultdict(int)
-    for e in batch:
-        minutes[int(e.timestamp // 60)] += 1
-    return ErrorActivity(
-        error_id=error_id,
-        project_id=latest.project_id,
-        event=event_info(latest),
-        events=len(batch),
-        created=created,
-        regressed=regressed,
-        minutes=dict(minutes),
-    )
+    latest = batch[0] if len(batch) == 1 else max(batch, key=lambda e: e.timestamp)
+    return ErrorActivity(error_id, latest.project_id, latest, len(batch), created, regressed)
 
 
 def alert_batch(
     conn: Connection, result: BatchResult, *sessions: Mapping[int, Iterable[Mapping[str, Any]]]
-) -> AlertBatch:
+) -> LazyBatch:
     """``result``: what ``store.digest.write_events`` stored; ``sessions``: the batch's
-    session updates and aggregates per project (rows with a ``release``)."""
+    session updates and aggregates per project (rows with a ``release``). Built lazily:
+    only the errors of projects with alert rules become ``ErrorActivity``."""
+    projects = {batch[0].project_id for batch in result.by_error.values() if batch}
+    for per_project in sessions:
+        projects.update(per_project)
+    return LazyBatch(projects, lambda wanted: _build(conn, result, sessions, wanted))
+
+
+def _build(
+    conn: Connection,
+    result: BatchResult,
+    sessions: Sequence[Mapping[int, Iterable[Mapping[str, Any]]]],
+    wanted: set[int],
+) -> AlertBatch:
     created, regressed = result.created_ids, result.regressed_ids
     resolved_in = _resolved_in_releases(conn, regressed)
     activities = []
     for error_id, batch in result.by_error.items():
+        if not batch or batch[0].project_id not in wanted:
+            continue
         a = activity(error_id, batch, created=error_id in created, regressed=error_id in regressed)
-        if error_id in resolved_in:
-            a = replace(a, resolved_in_release=resolved_in[error_id])
+        a.resolved_in_release = resolved_in.get(error_id)
         activities.append(a)
     releases: dict[int, set[str]] = defaultdict(set)
     for per_project in sessions:
         for project_id, rows in per_project.items():
-            releases[project_id].update(str(r["release"]) for r in rows if r.get("release"))
+            if project_id in wanted:
+                releases[project_id].update(str(r["release"]) for r in rows if r.get("release"))
     return AlertBatch(tuple(activities), {p: frozenset(r) for p, r in releases.items() if r})
 
 

@@ -11,22 +11,20 @@ import logging
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from sqlalchemy import Connection
 
 from tracebox.alerts.matching import is_later_release, matches, release_matches
-from tracebox.alerts.model import AlertBatch, ErrorActivity
+from tracebox.alerts.model import AlertBatch, ErrorActivity, LazyBatch
 from tracebox.alerts.outbox import OutboxWriter, cooldown_seconds
+from tracebox.alerts.surge import SurgeCounter
 from tracebox.config import Settings
 from tracebox.store import alert_outbox
 from tracebox.store.alerts import AlertRule, Trigger, enabled_rules
 
 log = logging.getLogger("tracebox.alerts")
-
-DAY_MINUTES = 24 * 60
-USERS_RECHECK_SECONDS = 10.0  # a users-surge below its threshold is counted again after this
 
 
 @dataclass
@@ -74,18 +72,31 @@ class Firing:
 
 
 def evaluate(
-    conn: Connection, batch: AlertBatch, policy: AlertPolicy, *, now: float | None = None
+    conn: Connection,
+    batch: AlertBatch | LazyBatch,
+    policy: AlertPolicy,
+    *,
+    now: float | None = None,
 ) -> int:
     """Evaluate the rules of the batch's projects; return how many firings were written.
     A failure here is logged and rolled back to a savepoint: alerts must never cost an
-    event its place in the database."""
+    event its place in the database. A ``LazyBatch`` is built only for the projects that
+    have rules."""
     projects = batch.project_ids
     if not projects:
+        return 0
+    try:
+        rules = {p: r for p, r in enabled_rules(conn, projects).items() if r}
+    except (ValueError, KeyError, TypeError):  # a rule row this version cannot read
+        log.exception("alert rules could not be read; the batch's events are kept")
+        return 0
+    if not rules:
         return 0
     now = time.time() if now is None else now
     savepoint = conn.begin_nested()
     try:
-        fired = _evaluate(conn, batch, projects, policy, now)
+        full = batch.build(set(rules)) if isinstance(batch, LazyBatch) else batch
+        fired = _evaluate(conn, full, rules, policy, now)
     except Exception:
         savepoint.rollback()
         log.exception("alert rules could not be evaluated for a batch; its events are kept")
@@ -95,11 +106,13 @@ def evaluate(
 
 
 def _evaluate(
-    conn: Connection, batch: AlertBatch, projects: set[int], policy: AlertPolicy, now: float
+    conn: Connection,
+    batch: AlertBatch,
+    rules: dict[int, list[AlertRule]],
+    policy: AlertPolicy,
+    now: float,
 ) -> int:
-    rules = enabled_rules(conn, projects)
-    if not any(rules.values()):
-        return 0
+    projects = set(rules)
     by_project: dict[int, list[ErrorActivity]] = defaultdict(list)
     for activity in batch.errors:
         by_project[activity.project_id].append(activity)
@@ -108,12 +121,16 @@ def _evaluate(
     for project_id in sorted(projects):
         project_rules = rules.get(project_id, [])
         activities = by_project.get(project_id, [])
-        if any(r.trigger == Trigger.SURGE for r in project_rules):
-            _count_minutes(conn, activities)
+        surge_rules = [r for r in project_rules if r.trigger == Trigger.SURGE]
+        surges = SurgeCounter(conn, activities, surge_rules, now) if surge_rules else None
         releases = batch.session_releases.get(project_id, frozenset())
         for rule in project_rules:
-            firings = _firings(conn, rule, activities, releases, policy, now)
-            fired += writer.fire(rule, firings)
+            if rule.trigger == Trigger.SURGE and surges is not None:
+                firings = surges.firings(rule, policy, cooldown_seconds(rule))
+            else:
+                firings = _firings(conn, rule, activities, releases, policy, now)
+            if firings:
+                fired += writer.fire(rule, firings)
     return fired
 
 
@@ -130,11 +147,9 @@ def _firings(
         return [_error_firing(a) for a in found]
     if rule.trigger == Trigger.REGRESSION:
         return [_error_firing(a) for a in activities if _is_regression(rule, a)]
-    if rule.trigger == Trigger.SURGE:
-        return _surges(conn, rule, [a for a in activities if matches(rule, a.event)], policy, now)
     if rule.trigger == Trigger.RELEASE_HEALTH:
         return _release_health(conn, rule, releases, policy, now)
-    return []  # UNIGNORED fires through hooks.ignored_condition_passed
+    return []  # SURGE: SurgeCounter; UNIGNORED: hooks.ignored_condition_passed
 
 
 def _error_firing(a: ErrorActivity, **details: object) -> Firing:
@@ -145,65 +160,6 @@ def _is_regression(rule: AlertRule, a: ErrorActivity) -> bool:
     if not a.regressed or not matches(rule, a.event):
         return False
     return is_later_release(a.event.release, a.resolved_in_release)
-
-
-def _count_minutes(conn: Connection, activities: Iterable[ErrorActivity]) -> None:
-    counts = {(a.error_id, m): n for a in activities for m, n in a.minutes.items()}
-    alert_outbox.add_minute_counts(conn, counts)
-
-
-def _surges(
-    conn: Connection,
-    rule: AlertRule,
-    activities: Sequence[ErrorActivity],
-    policy: AlertPolicy,
-    now: float,
-) -> list[Firing]:
-    """Errors over the rule's threshold in the last ``window_minutes`` (and, optionally,
-    ``compare_factor`` times the same window a day earlier)."""
-    threshold, window = rule.threshold or 1, rule.window_minutes or 60
-    last = int(now // 60)
-    first = last - window + 1
-    ids = [a.error_id for a in activities]
-    current = alert_outbox.minute_totals(conn, ids, first, last)
-    candidates = [a for a in activities if current.get(a.error_id, 0) >= threshold]
-    if not candidates:
-        return []
-    cooling = {
-        a.error_id
-        for a in candidates
-        if alert_outbox.in_cooldown(
-            conn, rule.id, f"error:{a.error_id}", now - cooldown_seconds(rule)
-        )
-    }
-    candidates = [a for a in candidates if a.error_id not in cooling]
-    earlier: dict[int, int] = {}
-    if rule.compare_factor and candidates:
-        earlier = alert_outbox.minute_totals(
-            conn, [a.error_id for a in candidates], first - DAY_MINUTES, last - DAY_MINUTES
-        )
-    found = []
-    for a in candidates:
-        count = current[a.error_id]
-        if rule.compare_factor and count < rule.compare_factor * max(earlier.get(a.error_id, 0), 1):
-            continue
-        details: dict[str, object] = {
-            "events": count,
-            "window_minutes": window,
-            "threshold": threshold,
-            "kind": rule.threshold_kind or "events",
-        }
-        if rule.compare_factor:
-            details["day_earlier"] = earlier.get(a.error_id, 0)
-        if rule.threshold_kind == "users":
-            if not policy.due(("users", rule.id, a.error_id), now, USERS_RECHECK_SECONDS):
-                continue
-            users = alert_outbox.users_since(conn, a.error_id, first * 60)
-            if users < threshold:
-                continue
-            details["users"] = users
-        found.append(Firing(f"error:{a.error_id}", a, details, weight=count))
-    return found
 
 
 def _release_health(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import fnmatch
 import re
 
-from tracebox.alerts.model import EventInfo
+from tracebox.alerts.model import EventSummary
 from tracebox.protocol.levels import LEVELS
 from tracebox.store.alerts import AlertRule
 
@@ -13,7 +13,7 @@ SEVERITY = {level: rank for rank, level in enumerate(reversed(LEVELS))}  # debug
 DERIVED_TAGS = ("level", "environment", "release")
 
 
-def matches(rule: AlertRule, event: EventInfo) -> bool:
+def matches(rule: AlertRule, event: EventSummary) -> bool:
     """Whether an event passes the rule's filters (a filter left empty passes all)."""
     if rule.environment and event.environment != rule.environment:
         return False
@@ -31,7 +31,7 @@ def release_matches(pattern: str, release: str | None) -> bool:
     return release == pattern or fnmatch.fnmatchcase(release, pattern)
 
 
-def has_tag(event: EventInfo, key: str, value: str | None) -> bool:
+def has_tag(event: EventSummary, key: str, value: str | None) -> bool:
     """The event has tag ``key`` (with ``value``, when one is given). ``level``,
     ``environment`` and ``release`` are tags too, as on the error's details page."""
     derived = {"level": event.level, "environment": event.environment, "release": event.release}

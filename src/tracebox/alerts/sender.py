@@ -27,7 +27,6 @@ from tracebox.store.alerts import Channel, get_action_by_id
 log = logging.getLogger("tracebox.alerts.sender")
 
 HOUSEKEEPING_INTERVAL_S = 300.0
-SURGE_MEMORY_MINUTES = 25 * 60  # a day and an hour: "the same window a day earlier"
 COOLDOWN_MEMORY_S = 8 * 86400.0  # longer than the longest cooldown (a week)
 
 
@@ -135,7 +134,6 @@ class AlertSender:
         with self.db.write() as conn:
             alert_outbox.prune(
                 conn,
-                minutes_before=int(now // 60) - SURGE_MEMORY_MINUTES,
                 cooldowns_before=now - COOLDOWN_MEMORY_S,
                 log_before=now - self.log_days * 86400,
             )

@@ -13,14 +13,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from sqlalchemy import Connection, Row, and_, case, func, or_, select
+from sqlalchemy import Connection, Row, and_, bindparam, case, func, or_, select
 
 from tracebox.store.dialect import insert
 from tracebox.store.tables import (
     alert_cooldowns,
     alert_deliveries,
-    alert_minute_counts,
     alert_notifications,
+    error_hourly,
     events,
     session_aggregates,
     sessions,
@@ -230,38 +230,48 @@ def update_storm(
     )
 
 
-# --- surge counters -------------------------------------------------------------------
+# --- counts for surges and release health ---------------------------------------------
 
 
-def add_minute_counts(conn: Connection, counts: Mapping[tuple[int, int], int]) -> None:
-    if not counts:
-        return
-    t = alert_minute_counts
-    stmt = insert(conn, t)
-    stmt = stmt.on_conflict_do_update(
-        index_elements=["error_id", "minute"], set_={"count": t.c.count + stmt.excluded.count}
-    )
-    rows = [{"error_id": e, "minute": m, "count": n} for (e, m), n in sorted(counts.items())]
-    conn.execute(stmt, rows)
-
-
-def minute_totals(
-    conn: Connection, error_ids: Sequence[int], first_minute: int, last_minute: int
-) -> dict[int, int]:
-    """Events per error in minutes ``first_minute..last_minute`` (inclusive)."""
+def busy_errors(
+    conn: Connection, error_ids: Sequence[int], first_hour: int, at_least: int
+) -> dict[int, dict[int, int]]:
+    """Events per hour since ``first_hour`` (the digest's ``error_hourly``) of the errors
+    that had at least ``at_least`` events in those hours; the others are left out, so a
+    batch of quiet errors costs one read that returns nothing."""
+    found: dict[int, dict[int, int]] = {}
     if not error_ids:
-        return {}
-    t = alert_minute_counts
-    query = (
-        select(t.c.error_id, func.sum(t.c.count))
-        .where(
-            t.c.error_id.in_(list(error_ids)),
-            t.c.minute >= first_minute,
-            t.c.minute <= last_minute,
-        )
-        .group_by(t.c.error_id)
+        return found
+    params = {"ids": list(error_ids), "first": first_hour, "at_least": at_least}
+    busy = [row[0] for row in conn.execute(_BUSY, params)]
+    if busy:
+        query = select(error_hourly.c.error_id, error_hourly.c.hour, error_hourly.c.count)
+        query = query.where(error_hourly.c.error_id.in_(busy), error_hourly.c.hour >= first_hour)
+        for error_id, hour, count in conn.execute(query):
+            found.setdefault(int(error_id), {})[int(hour)] = int(count)
+    return found
+
+
+# Built once, compiled once (the digest runs it every batch): error_hourly's primary key.
+_BUSY = (
+    select(error_hourly.c.error_id)
+    .where(
+        error_hourly.c.error_id.in_(bindparam("ids", expanding=True)),
+        error_hourly.c.hour >= bindparam("first"),
     )
-    return {int(e): int(n) for e, n in conn.execute(query)}
+    .group_by(error_hourly.c.error_id)
+    .having(func.sum(error_hourly.c.count) >= bindparam("at_least"))
+)
+
+
+def events_between(conn: Connection, error_id: int, since: float, until: float | None) -> int:
+    """An error's events with ``since <= timestamp`` (``< until``), from the events index
+    (ix_events_error_time)."""
+    e = events
+    query = select(func.count()).where(e.c.error_id == error_id, e.c.timestamp >= since)
+    if until is not None:
+        query = query.where(e.c.timestamp < until)
+    return int(conn.execute(query).scalar_one())
 
 
 def users_since(conn: Connection, error_id: int, since: float) -> int:
@@ -413,11 +423,8 @@ def status_counts(conn: Connection, project_id: int) -> dict[str, int]:
     return {s: int(n) for s, n in conn.execute(query)}
 
 
-def prune(
-    conn: Connection, *, minutes_before: int, cooldowns_before: float, log_before: float
-) -> None:
-    """Forget surge counters, cooldowns and finished deliveries that no longer matter."""
-    conn.execute(alert_minute_counts.delete().where(alert_minute_counts.c.minute < minutes_before))
+def prune(conn: Connection, *, cooldowns_before: float, log_before: float) -> None:
+    """Forget cooldowns and finished deliveries that no longer matter."""
     conn.execute(alert_cooldowns.delete().where(alert_cooldowns.c.fired_at < cooldowns_before))
     n = alert_notifications
     old = select(n.c.id).where(n.c.created_at < log_before)

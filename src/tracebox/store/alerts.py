@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import Connection, Row, func, select
+from sqlalchemy import Connection, Row, bindparam, func, select
 
 from tracebox.accounts.models import AccessLevel
 from tracebox.store.dialect import insert
@@ -168,15 +168,24 @@ def count_rules(conn: Connection, project_id: int) -> int:
     return int(conn.execute(query).scalar_one())
 
 
+# Built once (the digest runs it every batch): ix_alert_rules_project.
+_ENABLED_RULES = (
+    select(alert_rules)
+    .where(
+        alert_rules.c.project_id.in_(bindparam("ids", expanding=True)),
+        alert_rules.c.enabled.is_(True),
+    )
+    .order_by(alert_rules.c.id)
+)
+
+
 def enabled_rules(conn: Connection, project_ids: Iterable[int]) -> dict[int, list[AlertRule]]:
     """The enabled rules of these projects, by project (the digest's per-batch load)."""
     ids = sorted(set(project_ids))
     found: dict[int, list[AlertRule]] = {p: [] for p in ids}
     if not ids:
         return found
-    t = alert_rules
-    query = select(t).where(t.c.project_id.in_(ids), t.c.enabled.is_(True)).order_by(t.c.id)
-    for row in conn.execute(query):
+    for row in conn.execute(_ENABLED_RULES, {"ids": ids}):
         rule = _rule(row)
         found[rule.project_id].append(rule)
     return found

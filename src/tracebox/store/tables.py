@@ -338,17 +338,6 @@ alert_cooldowns = Table(
     Column("fired_at", Float, nullable=False),
 )
 
-# Events per error and minute, kept only for projects with surge rules (about a day).
-alert_minute_counts = Table(
-    "alert_minute_counts",
-    metadata,
-    Column("error_id", Id, ForeignKey("errors.id", ondelete="CASCADE"), primary_key=True),
-    Column("minute", BigInteger, primary_key=True),  # unix seconds // 60
-    Column("count", BigInteger, nullable=False),
-    # pruning rows older than a day
-    Index("ix_alert_minute_counts_minute", "minute"),
-)
-
 # A member's email notification choices per project (no row: the role's default).
 alert_user_settings = Table(
     "alert_user_settings",

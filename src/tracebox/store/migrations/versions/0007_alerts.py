@@ -1,4 +1,4 @@
-"""alerts: rules, actions, the outbox of deliveries, cooldowns, surge counters, people's settings
+"""alerts: rules, actions, the outbox of deliveries, cooldowns, people's settings
 
 Revision ID: 0007_alerts
 Revises: 0001
@@ -97,17 +97,6 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("rule_id", "subject"),
     )
     op.create_table(
-        "alert_minute_counts",
-        sa.Column("error_id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), nullable=False),
-        sa.Column("minute", sa.BigInteger(), nullable=False),
-        sa.Column("count", sa.BigInteger(), nullable=False),
-        sa.ForeignKeyConstraint(["error_id"], ["errors.id"], ondelete="CASCADE"),
-        sa.PrimaryKeyConstraint("error_id", "minute"),
-    )
-    with op.batch_alter_table("alert_minute_counts", schema=None) as batch_op:
-        batch_op.create_index("ix_alert_minute_counts_minute", ["minute"], unique=False)
-
-    op.create_table(
         "alert_notifications",
         sa.Column(
             "id",
@@ -195,10 +184,6 @@ def downgrade() -> None:
         batch_op.drop_index("ix_alert_notifications_rule_time")
 
     op.drop_table("alert_notifications")
-    with op.batch_alter_table("alert_minute_counts", schema=None) as batch_op:
-        batch_op.drop_index("ix_alert_minute_counts_minute")
-
-    op.drop_table("alert_minute_counts")
     op.drop_table("alert_cooldowns")
     with op.batch_alter_table("alert_actions", schema=None) as batch_op:
         batch_op.drop_index("ix_alert_actions_rule")

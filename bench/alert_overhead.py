@@ -4,13 +4,15 @@ Two projects on one database: one without alert rules, one with ``--rules`` acti
 rules (bench/alert_rules.py's mix). Batches of the ingest benchmark's events (same
 templates, users and seed) go through the digest's preparation and batch write
 (``DigestWorker._write``: grouping, payload encoding, the write, ``alerts.evaluate``),
-alternating between the two projects so that machine noise hits both alike; prints the
-median events per CPU second of each side (CPU time, not wall time: on a shared
-machine wall time mostly measures the neighbours; with SQLite the database's work is in
-this process too; with PostgreSQL its server's CPU is not counted). The first batches create the errors (about 1,000) and
-are not measured (new errors fire new-error rules: that is the start, not the steady state). A focused companion to ``ingest_bench.py --alert-rules N``.
+alternating between the two projects, and the median CPU seconds per batch of each side
+give events per CPU second. CPU time, not wall time: on a shared machine wall time
+mostly measures the neighbours (with SQLite the database's work is in this process too;
+with PostgreSQL its server's CPU is not counted). The first batches create the corpus's
+~1,000 errors and are not measured: new errors fire the new-error rules, which is the
+start of a run, not its steady state. A focused companion to ``ingest_bench.py
+--alert-rules N``.
 
-    .venv/bin/python bench/alert_overhead.py --rules 10 --batches 40
+    .venv/bin/python bench/alert_overhead.py --rules 10 --batches 60
 """
 
 from __future__ import annotations

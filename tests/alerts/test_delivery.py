@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import Any
 
 import orjson
 import pytest
@@ -177,3 +178,52 @@ def test_an_expired_lease_is_sent_again_with_the_same_key(world: World) -> None:
     with world.db.write() as conn:  # the dead sender's late answer changes nothing
         assert not alert_outbox.finish(conn, claimed.id, "dead", status="failed", now=time.time())
     assert world.deliveries()[0].status == "sent"
+
+
+def test_the_sender_unit_delivers_beats_and_stops(world: World) -> None:
+    from dataclasses import dataclass, field
+
+    from tests.helpers import wait_for
+    from tracebox.alerts.unit import run_unit
+
+    @dataclass
+    class Ctx:  # what the supervisor hands a unit
+        settings: Any
+        db: Any
+        stop: threading.Event = field(default_factory=threading.Event)
+        beats: list[float] = field(default_factory=list)
+
+        def beat(self) -> None:
+            self.beats.append(time.time())
+
+    rule = world.rule()
+    with http_receiver() as receiver:
+        world.action(rule, Channel.WEBHOOK, receiver.url, secret=SECRET)
+        world.send_events(error_event())
+        ctx = Ctx(world.settings, world.db)
+        unit = threading.Thread(target=run_unit, args=(ctx,))
+        unit.start()
+        try:
+            wait_for(lambda: receiver.requests)
+            wait_for(lambda: len(ctx.beats) >= 2)
+        finally:
+            ctx.stop.set()
+            unit.join(10)
+    assert not unit.is_alive()
+    assert world.deliveries()[0].status == "sent"
+
+
+def test_a_stopping_sender_hands_claimed_deliveries_back(world: World) -> None:
+    rule = world.rule()
+    with http_receiver() as receiver:
+        world.action(rule, Channel.WEBHOOK, receiver.url, secret=SECRET)
+        world.send_events(error_event())
+        with world.db.write() as conn:
+            [claimed] = alert_outbox.claim(
+                conn, owner=world.sender.owner, now=time.time(), limit=5, lease_s=60
+            )
+        world.sender._stop.set()
+        assert world.sender.attempt(claimed) is None
+    assert receiver.requests == []
+    [delivery] = world.deliveries()
+    assert (delivery.status, delivery.attempts) == ("retrying", 0)

@@ -13,6 +13,7 @@ import logging
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from tracebox.alerts import deliver
@@ -50,11 +51,18 @@ class AlertSender:
         self.threads = settings.alert_sender_threads
         self.heartbeat = 0.0
         self._next_housekeeping = 0.0
+        self._stop = threading.Event()
 
-    def run(self, stop: threading.Event) -> None:
+    def run(self, stop: threading.Event, beat: Callable[[], None] | None = None) -> None:
+        """Send until ``stop`` is set; ``beat`` (the supervisor's heartbeat) is called
+        after every pass. Deliveries claimed but not yet sent when ``stop`` is set are
+        handed back at once, so a stop waits only for the requests in flight."""
+        self._stop = stop
         with ThreadPoolExecutor(self.threads, thread_name_prefix="alert-send") as pool:
             while not stop.is_set():
                 self.heartbeat = time.time()
+                if beat is not None:
+                    beat()
                 try:
                     sent = self.run_once(pool)
                     self._housekeeping()
@@ -89,7 +97,11 @@ class AlertSender:
                 break
         return total
 
-    def attempt(self, d: Delivery) -> Answer:
+    def attempt(self, d: Delivery) -> Answer | None:
+        if self._stop.is_set():  # stopping: another pass (or node) sends it
+            with self.db.write() as conn:
+                alert_outbox.release(conn, d.id, self.owner)
+            return None
         try:
             answer = self._send(d)
         except Exception as e:  # a bug must not hold the lease until it expires

@@ -370,6 +370,16 @@ def finish(
     return done.rowcount > 0
 
 
+def release(conn: Connection, delivery_id: int, owner: str) -> None:
+    """Hand a claimed delivery back unsent (its sender is stopping)."""
+    d = alert_deliveries
+    conn.execute(
+        d.update()
+        .where(d.c.id == delivery_id, d.c.lease_owner == owner, d.c.status == SENDING)
+        .values(status=RETRYING, lease_owner=None, lease_until=None)
+    )
+
+
 def retry_now(
     conn: Connection, project_id: int, delivery_id: int, *, now: float, period_s: float
 ) -> bool:

@@ -91,7 +91,8 @@ def main() -> int:
         }
         times: dict[str, list[float]] = {name: [] for name in sides}
         for n in range(total):
-            for name, batches in sides.items():
+            order = list(sides.items())
+            for name, batches in order if n % 2 else order[::-1]:  # ABBA: neither always first
                 elapsed = digest(worker, batches[n])
                 if n >= WARM_BATCHES:
                     times[name].append(elapsed)

@@ -33,6 +33,13 @@ class Settings(BaseSettings):
         description="the address SDKs use to reach this server; DSNs are built from it",
     )
     log_level: str = "info"
+    # Longest a database query of a web request (a UI page, an API call) may run before
+    # it is cancelled and the request answered 503; 0 disables the limit. As GitLab's
+    # default PostgreSQL statement_timeout (15 s). Applies to SQLite too.
+    query_timeout_ms: int = Field(default=15_000, ge=0)
+    # A lasting condition (database down, disk or spool full) is logged when it starts and
+    # ends, and reminded at most this often while it lasts (issue 9: no log floods).
+    log_reminder_seconds: float = Field(default=60.0, gt=0)
     # Password of the admin ``root`` created on first start; empty: a random one is
     # printed once and written to <data_dir>/initial_root_password (mode 0600).
     root_password: str = ""
@@ -45,10 +52,18 @@ class Settings(BaseSettings):
     max_store_compressed_bytes: int = 20 * MIB  # store request body before decompression
     max_items_per_envelope: int = 1000  # Relay bounds sessions at 100; we bound all items
     max_sessions_per_envelope: int = 100  # as Relay max_session_count
+    # One session or sessions item. Relay bounds only their count; we bound their size
+    # too, as they are spooled as received (a real update is under 1 KiB, 100 aggregate
+    # buckets under 20 KiB). A larger one is dropped silently, as an invalid session.
+    max_session_bytes: int = 100 * KIB
     rate_limit_events_per_minute: int = Field(
         default=0, ge=0, description="per client key, per node; 0 disables the limit"
     )
     key_cache_seconds: float = 2.0  # how long ingest trusts a cached client key lookup
+    # While the database is down, a key it confirmed up to this long ago keeps working
+    # from its last known state (the spool buffers the outage); older or never-seen keys
+    # get 503. Hours, not seconds: an outage should not stop known SDKs (issue 9).
+    key_stale_seconds: float = Field(default=24 * 3600.0, ge=0)
 
     # --- spool and digest ----------------------------------------------------------------
     spool_max_bytes: int = 512 * MIB  # past this, ingestion answers 503 with Retry-After
@@ -114,6 +129,21 @@ class Settings(BaseSettings):
     alert_max_rules_per_project: int = 100
     alert_max_actions_per_rule: int = 10
     alert_max_email_recipients: int = 20  # addresses of one email action
+    # --- source maps and sentry-cli (docs/sourcemaps.md) --------------------------------
+    # One uploaded bundle or release file, uncompressed; sentry-cli reads it as the
+    # chunk-upload option maxFileSize and refuses larger uploads before sending them.
+    artifact_max_upload_bytes: int = 100 * MIB
+    # Artifact bytes one project may keep (uncompressed, each file counted once per
+    # project); an upload past it is refused with 413 until releases are deleted.
+    artifact_max_project_bytes: int = 1024 * MIB
+    artifact_chunk_bytes: int = 8 * MIB  # as Sentry's chunk-upload chunkSize
+    artifact_max_chunks_per_request: int = 64  # as Sentry's chunksPerRequest
+    artifact_max_request_bytes: int = 32 * MIB  # as Sentry's maxRequestSize
+    artifact_upload_concurrency: int = 4  # parallel chunk requests sentry-cli makes (Sentry: 8)
+    artifact_chunk_ttl_hours: float = 24.0  # uploaded chunks not assembled by then are removed
+    # Parsed source maps kept by the digest, measured as the bytes of the minified file
+    # plus its map (a parsed map takes about 2.5 times that in memory, docs/performance.md).
+    symbolication_cache_bytes: int = 256 * MIB
 
     # --- derived ------------------------------------------------------------------------
     def resolved_database_url(self) -> str:

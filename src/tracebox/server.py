@@ -12,6 +12,7 @@ from types import FrameType
 
 import uvicorn
 
+from tracebox import datadir
 from tracebox.accounts.bootstrap import INITIAL_PASSWORD_FILE, ensure_root
 from tracebox.config import Settings
 from tracebox.store import Database
@@ -65,6 +66,7 @@ def run_digest(settings: Settings, stop: threading.Event | None = None) -> None:
         SpoolReader(settings.spool_dir),
         batch_size=settings.digest_batch_size,
         metrics=Metrics(),
+        symbolication_cache_bytes=settings.symbolication_cache_bytes,
         alert_policy=AlertPolicy.from_settings(settings),
     )
     # Until the supervisor registry lands (shared decision 6), the alert sender runs
@@ -74,7 +76,11 @@ def run_digest(settings: Settings, stop: threading.Event | None = None) -> None:
     )
     sender.start()
     try:
-        worker.run_forever(stop, poll_interval=settings.digest_poll_interval_ms / 1000)
+        worker.run_forever(
+            stop,
+            poll_interval=settings.digest_poll_interval_ms / 1000,
+            reminder_seconds=settings.log_reminder_seconds,
+        )
     finally:
         stop.set()
         sender.join(timeout=30)
@@ -94,7 +100,9 @@ def announce_root_password(settings: Settings, db: Database) -> None:
 
 
 def serve(settings: Settings) -> None:
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    """Run until SIGTERM or SIGINT. Raises ``DataDirInUse`` before touching anything when
+    another instance holds the data directory."""
+    held = datadir.lock(settings.data_dir)
     settings.spool_dir.mkdir(parents=True, exist_ok=True)
     db = Database(settings.resolved_database_url())
     db.migrate()
@@ -121,3 +129,4 @@ def serve(settings: Settings) -> None:
     finally:
         digest.terminate()
         digest.join(timeout=30)
+        held.release()

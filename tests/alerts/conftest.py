@@ -16,14 +16,13 @@ import sqlalchemy as sa
 
 from tests.digest.test_worker import spool
 from tracebox.accounts import users
-from tracebox.accounts.models import AccessLevel, User
 from tracebox.alerts import AlertPolicy
 from tracebox.alerts import rules as alert_rules
 from tracebox.alerts.deliver import SendContext
 from tracebox.alerts.sender import AlertSender
 from tracebox.config import Settings
 from tracebox.digest.worker import DigestWorker
-from tracebox.models import Project
+from tracebox.models import AccessLevel, Project, User
 from tracebox.protocol.event import normalize_event
 from tracebox.spool import SpoolReader
 from tracebox.store import Database, alert_outbox, members, projects

@@ -6,7 +6,6 @@ import pytest
 
 from tests.alerts.conftest import World
 from tests.alerts.receivers import Receiver, http_receiver
-from tracebox.accounts.errors import InvalidParameter
 from tracebox.alerts import rules as alert_rules
 from tracebox.alerts.outbound import (
     OutboundOptions,
@@ -15,6 +14,7 @@ from tracebox.alerts.outbound import (
     parse_retry_after,
     post,
 )
+from tracebox.errors import InvalidParameter
 from tracebox.store.alerts import Channel
 
 STRICT = OutboundOptions(allow_local_network=False)

@@ -9,10 +9,9 @@ import sqlalchemy as sa
 
 from tests.alerts.conftest import World, error_event
 from tests.alerts.receivers import http_receiver
-from tracebox.accounts.models import AccessLevel
 from tracebox.alerts import AlertPolicy, ErrorActivity, EventInfo, hooks
 from tracebox.alerts.matching import is_later_release
-from tracebox.models import ErrorStatus
+from tracebox.models import AccessLevel, ErrorStatus
 from tracebox.store import errors_read
 from tracebox.store.alerts import Channel, Trigger, put_user_settings
 from tracebox.store.tables import alert_cooldowns, alert_notifications

@@ -12,9 +12,9 @@ from starlette.testclient import TestClient
 
 from tests.alerts.receivers import Receiver, http_receiver
 from tests.ui.conftest import Ui
-from tracebox.accounts.models import AccessLevel
 from tracebox.app import create_app
 from tracebox.config import Settings
+from tracebox.models import AccessLevel
 from tracebox.store import Database, alert_outbox
 from tracebox.store import alerts as alert_store
 

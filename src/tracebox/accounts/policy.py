@@ -1,9 +1,10 @@
 """The permission policy: the one place that says who may do what (no I/O).
 
 GitLab's rules (reference section 1 and 4): read errors, releases and events: Reporter+;
-change an error's status: Developer+; error tracking settings and client keys:
-Maintainer+. Admins may do everything. A project the user may not see is reported as not
-found, never as forbidden, so private projects stay invisible. A project whose
+change an error's status, create releases and upload source maps: Developer+; error
+tracking settings, client keys, deleting releases and artifacts: Maintainer+. Admins
+may do everything. A project the user may not see is reported as not found, never as
+forbidden, so private projects stay invisible. A project whose
 ``monitor_access_level`` is ``disabled`` hides error tracking entirely (404).
 """
 
@@ -13,10 +14,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from tracebox.accounts import tokens
-from tracebox.accounts.errors import InsufficientScope
-from tracebox.accounts.models import AccessLevel, Scope, User
-from tracebox.errors import Forbidden, NotFound
-from tracebox.models import Project
+from tracebox.errors import Forbidden, InsufficientScope, NotFound
+from tracebox.models import AccessLevel, Project, Scope, User
 
 MONITOR_DISABLED = "disabled"
 MONITOR_LEVELS = ("enabled", "disabled")
@@ -31,6 +30,8 @@ class Action(StrEnum):
     UPDATE_ERROR = "update_error"  # an error's status
     ADMIN_ERROR_TRACKING = "admin_error_tracking"  # settings, client keys, alert rules
     READ_ALERT_RULES = "read_alert_rules"  # alert rules: every member sees them (issue 14)
+    WRITE_RELEASES = "write_releases"  # releases, deploys, source map uploads (sentry-cli)
+    DELETE_RELEASES = "delete_releases"  # a release and its artifacts
 
 
 MIN_LEVEL: dict[Action, AccessLevel] = {
@@ -42,9 +43,18 @@ MIN_LEVEL: dict[Action, AccessLevel] = {
     Action.UPDATE_ERROR: AccessLevel.DEVELOPER,
     Action.ADMIN_ERROR_TRACKING: AccessLevel.MAINTAINER,
     Action.READ_ALERT_RULES: AccessLevel.GUEST,
+    Action.WRITE_RELEASES: AccessLevel.DEVELOPER,
+    Action.DELETE_RELEASES: AccessLevel.MAINTAINER,
 }
 ERROR_TRACKING_ACTIONS = frozenset(
-    {Action.READ_ERRORS, Action.UPDATE_ERROR, Action.ADMIN_ERROR_TRACKING, Action.READ_ALERT_RULES}
+    {
+        Action.READ_ERRORS,
+        Action.UPDATE_ERROR,
+        Action.ADMIN_ERROR_TRACKING,
+        Action.WRITE_RELEASES,
+        Action.DELETE_RELEASES,
+        Action.READ_ALERT_RULES,
+    }
 )
 
 

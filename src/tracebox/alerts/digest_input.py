@@ -42,7 +42,8 @@ def _build(
     sessions: Sequence[Mapping[int, Iterable[Mapping[str, Any]]]],
     wanted: set[int],
 ) -> AlertBatch:
-    created, regressed = result.created_ids, result.regressed_ids
+    created = {e.error_id for e in result.created}
+    regressed = {e.error_id for e in result.regressed}
     resolved_in = _resolved_in_releases(conn, regressed)
     activities = []
     for error_id, batch in result.by_error.items():

@@ -12,11 +12,11 @@ import time
 
 from sqlalchemy import Connection
 
-from tracebox.accounts.models import AccessLevel
 from tracebox.alerts.evaluate import AlertPolicy, Firing
 from tracebox.alerts.matching import matches
 from tracebox.alerts.model import ErrorActivity
 from tracebox.alerts.outbox import OutboxWriter
+from tracebox.models import AccessLevel
 from tracebox.store import accounts, members
 from tracebox.store.alerts import (
     ASSIGNED,

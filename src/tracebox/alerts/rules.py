@@ -9,14 +9,13 @@ from dataclasses import dataclass, replace
 
 from sqlalchemy import Connection
 
-from tracebox.accounts.errors import InvalidParameter
 from tracebox.accounts.users import EMAIL_PATTERN
 from tracebox.alerts.channels import webhook
 from tracebox.alerts.deliver import SendContext, send
 from tracebox.alerts.message import Message, project_url
 from tracebox.alerts.outbound import Answer, check, display
 from tracebox.config import Settings
-from tracebox.errors import BadRequest
+from tracebox.errors import BadRequest, InvalidParameter
 from tracebox.models import Project
 from tracebox.protocol.levels import LEVELS
 from tracebox.store import alerts as store

@@ -11,7 +11,6 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Request, Response
 from sqlalchemy import Connection
 
-from tracebox.accounts.errors import InvalidParameter
 from tracebox.accounts.policy import Action
 from tracebox.accounts.projects import ProjectAccess
 from tracebox.alerts import rules
@@ -38,7 +37,7 @@ from tracebox.api.context import (
     project_for,
 )
 from tracebox.api.pagination import CursorParam, PerPage, keyset_headers
-from tracebox.errors import NotFound
+from tracebox.errors import InvalidParameter, NotFound
 from tracebox.store import alert_outbox
 from tracebox.store import alerts as store
 from tracebox.store.alerts import AlertAction, AlertRule, Channel, RuleSpec

@@ -1,73 +1,161 @@
-"""Turn decoded spool records into rows for the store (pure: no I/O)."""
+"""Turn spool records into rows for the store (pure: no I/O, but for symbolication).
+
+Ingest spools each item as the SDK sent it; this is where it is parsed, once. Per event,
+in this order (docs/design.md "Digest pipeline")::
+
+    normalize -> scrub -> symbolicate -> group -> summarize -> encode
+
+``normalize`` is ``protocol.event.normalize_event``; ``stages`` run next, in the order
+given: privacy scrubbing first, then symbolication, each a pure function of the event
+and its project's configuration (``digest.config``, read once per batch by the caller);
+then ``grouping.calculate``, ``protocol.event.summarize``, ``protocol.tags.event_tags``
+and ``store.payloads``. Symbolication needs the event's project and reads source map
+artifacts: it is the injected ``Symbolicator``, run after the stages (its artifact
+lookups are memoized per batch, its parsed maps cached).
+
+A record that cannot be used (not JSON, not an object, an invalid session, a kind this
+version does not know) is set aside: counted per project and reason in ``dropped``,
+never raised, so it cannot block the spool.
+"""
 
 from __future__ import annotations
 
+import logging
 from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
 from tracebox import grouping
-from tracebox.protocol.event import summarize
+from tracebox.digest.config import ProjectConfig
+from tracebox.protocol.event import normalize_event, summarize
+from tracebox.protocol.session import (
+    SessionAggregate,
+    SessionUpdate,
+    normalize_session,
+    normalize_session_aggregates,
+)
+from tracebox.protocol.tags import event_tags
+from tracebox.spool.record import RecordError, RecordKind, SpoolRecord
 from tracebox.store.digest import PreparedEvent
 from tracebox.store.payloads import PayloadEncoder
+from tracebox.symbolication import Symbolicator
+
+log = logging.getLogger("tracebox.digest")
+
+Event = dict[str, Any]
+# A step between normalization and grouping (scrubbing, symbolication): event in, event out.
+Stage = Callable[[Event, ProjectConfig], Event]
+
+
+class InvalidRecord(Exception):
+    """A record whose payload cannot be stored; ``reason`` names why (``invalid_json``...)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 @dataclass
 class PreparedBatch:
     events: list[PreparedEvent] = field(default_factory=list)
-    sessions: dict[int, list[dict[str, Any]]] = field(default_factory=lambda: defaultdict(list))
-    aggregates: dict[int, list[dict[str, Any]]] = field(default_factory=lambda: defaultdict(list))
+    sessions: dict[int, list[SessionUpdate]] = field(default_factory=lambda: defaultdict(list))
+    aggregates: dict[int, list[SessionAggregate]] = field(default_factory=lambda: defaultdict(list))
+    # Items accepted but not stored, per (project, item type or "<kind>_<reason>").
     dropped: dict[tuple[int, str], int] = field(default_factory=lambda: defaultdict(int))
-    invalid: int = 0
+    # Records set aside by reason (the dropped ones above, and those with no project).
+    invalid: dict[str, int] = field(default_factory=lambda: defaultdict(int))
 
 
 class Preparer:
-    def __init__(self) -> None:
-        self._payloads = PayloadEncoder()
+    """Not thread-safe (one compressor); one per digest worker."""
 
-    def prepare(self, records: list[bytes]) -> PreparedBatch:
+    def __init__(
+        self, stages: Sequence[Stage] = (), symbolicator: Symbolicator | None = None
+    ) -> None:
+        self._payloads = PayloadEncoder()
+        self._stages = tuple(stages)
+        self._symbolicator = symbolicator
+
+    def prepare(
+        self,
+        records: Sequence[SpoolRecord | RecordError],
+        configs: Mapping[int, ProjectConfig],
+    ) -> PreparedBatch:
+        """Rows for ``records`` (as ``read_records`` returns them); ``configs`` holds the
+        configuration of every project that still exists."""
         batch = PreparedBatch()
-        for raw in records:
+        if self._symbolicator is not None:
+            self._symbolicator.begin_batch()
+        for record in records:
+            if isinstance(record, RecordError):
+                _set_aside(batch, record.project_id, "record", "unreadable")
+                log.error("spool record set aside: %s", record)
+                continue
+            config = configs.get(record.project_id)
+            if config is None:
+                batch.invalid["project_deleted"] += 1  # no project left to count it against
+                continue
             try:
-                record = orjson.loads(raw)
-                self._add(batch, record)
-            except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
-                # A record is validated before it is spooled; this only guards against a
-                # bug so one bad record cannot block the spool forever.
-                batch.invalid += 1
+                self._add(batch, record, config)
+            except InvalidRecord as e:
+                _set_aside(batch, record.project_id, record.kind, e.reason)
+            except Exception:
+                # A bug must not stall the spool: this record is set aside, the rest go on.
+                log.exception("spool record (%s) set aside: processing failed", record.kind)
+                _set_aside(batch, record.project_id, record.kind, "failed")
         return batch
 
     @staticmethod
     def project_of(raw: bytes) -> int | None:
         """The project a spool record belongs to, if it can be read."""
         try:
-            return int(orjson.loads(raw)["project_id"])
-        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
-            return None
+            return SpoolRecord.decode(raw).project_id
+        except RecordError as e:
+            return e.project_id
 
-    def _add(self, batch: PreparedBatch, record: dict[str, Any]) -> None:
-        kind, project_id, payload = record["kind"], int(record["project_id"]), record["payload"]
-        if kind == "event":
-            batch.events.append(self.prepare_event(project_id, payload))
-        elif kind == "session":
-            batch.sessions[project_id].append(payload)
-        elif kind == "sessions":
-            batch.aggregates[project_id].extend(payload)
-        elif kind == "dropped":
-            for item_type, n in payload.items():
-                batch.dropped[(project_id, item_type)] += int(n)
+    def _add(self, batch: PreparedBatch, record: SpoolRecord, config: ProjectConfig) -> None:
+        kind, project_id = record.kind, record.project_id
+        if kind is RecordKind.EVENT:
+            event = self._normalized(record, config)
+            batch.events.append(self.prepare_event(project_id, event))
+        elif kind is RecordKind.SESSION:
+            batch.sessions[project_id].append(_session(record))
+        elif kind is RecordKind.SESSIONS:
+            batch.aggregates[project_id].extend(_aggregates(record))
+        elif kind is RecordKind.DROPPED:
+            for item_type, n in _dropped_counts(record).items():
+                batch.dropped[(project_id, item_type)] += n
+
+    def _normalized(self, record: SpoolRecord, config: ProjectConfig) -> Event:
+        """normalize -> scrub -> symbolicate."""
+        raw = _parse_object(record.payload)
+        if record.normalized:
+            event = raw
         else:
-            raise ValueError(f"unknown spool record kind {kind!r}")
+            event = normalize_event(
+                raw,
+                received_at=record.received,
+                client_ip=record.client_ip,
+                event_id=record.event_id,
+            )
+        for stage in self._stages:
+            event = stage(event, config)
+        if self._symbolicator is not None:  # after scrubbing, before grouping
+            self._symbolicator.symbolicate(record.project_id, event)
+        return event
 
-    def prepare_event(self, project_id: int, event: dict[str, Any]) -> PreparedEvent:
+    def prepare_event(self, project_id: int, event: Event) -> PreparedEvent:
+        """group -> summarize -> encode, for a normalized (scrubbed, symbolicated) event."""
         group = grouping.calculate(event)
         summary = summarize(event)
         return PreparedEvent(
             project_id=project_id,
             event_id=event["event_id"],
             grouping_hash=group.hash,
+            fallback_hashes=group.fallback_hashes,
             grouping_version=group.version,
             fingerprint=orjson.dumps(group.components).decode(),
             title=summary.title,
@@ -81,6 +169,71 @@ class Preparer:
             environment=summary.environment,
             release=summary.release,
             user_key=summary.user_key,
+            tags=tuple(event_tags(event)),
             payload=self._payloads.encode(event),
-            tags=tuple((str(k), str(v)) for k, v in event.get("tags") or ()),
         )
+
+
+def read_records(raw: Sequence[bytes]) -> list[SpoolRecord | RecordError]:
+    """Each spool record decoded, or the error saying why it cannot be."""
+    out: list[SpoolRecord | RecordError] = []
+    for data in raw:
+        try:
+            out.append(SpoolRecord.decode(data))
+        except RecordError as e:
+            out.append(e)
+    return out
+
+
+def project_ids(records: Sequence[SpoolRecord | RecordError]) -> set[int]:
+    return {r.project_id for r in records if isinstance(r, SpoolRecord)}
+
+
+def _set_aside(batch: PreparedBatch, project_id: int | None, kind: str, reason: str) -> None:
+    batch.invalid[f"{kind}_{reason}"] += 1
+    if project_id is not None:
+        batch.dropped[(project_id, f"{kind}_{reason}")] += 1
+
+
+def _parse(payload: bytes) -> Any:
+    try:
+        return orjson.loads(payload)
+    except orjson.JSONDecodeError:
+        raise InvalidRecord("invalid_json") from None
+
+
+def _parse_object(payload: bytes) -> Event:
+    value = _parse(payload)
+    if not isinstance(value, dict):
+        raise InvalidRecord("not_an_object")
+    return value
+
+
+def _session(record: SpoolRecord) -> SessionUpdate:
+    # Sessions are dropped silently when invalid, as Relay does (counted, never an error).
+    raw = _parse(record.payload)
+    if record.normalized:
+        update: SessionUpdate = raw
+        return update
+    normalized = normalize_session(raw, received_at=record.received)
+    if normalized is None:
+        raise InvalidRecord("invalid")
+    return normalized
+
+
+def _aggregates(record: SpoolRecord) -> list[SessionAggregate]:
+    raw = _parse(record.payload)
+    if record.normalized:
+        aggregates: list[SessionAggregate] = raw
+        return aggregates
+    normalized = normalize_session_aggregates(raw, received_at=record.received)
+    if not normalized:
+        raise InvalidRecord("invalid")
+    return normalized
+
+
+def _dropped_counts(record: SpoolRecord) -> dict[str, int]:
+    counts = _parse_object(record.payload)
+    if not all(isinstance(n, int) and not isinstance(n, bool) for n in counts.values()):
+        raise InvalidRecord("invalid")
+    return counts

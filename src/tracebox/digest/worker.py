@@ -12,13 +12,19 @@ from sqlalchemy.exc import SQLAlchemyError
 from tracebox import alerts
 from tracebox.alerts import AlertPolicy
 from tracebox.alerts.digest_input import alert_batch
-from tracebox.digest.prepare import PreparedBatch, Preparer
+from tracebox.config import Settings
+from tracebox.digest.config import ConfigCache
+from tracebox.digest.prepare import PreparedBatch, Preparer, project_ids, read_records
+from tracebox.logcondition import LoggedCondition, first_line
 from tracebox.metrics import Metrics
 from tracebox.spool import Batch, SpoolReader
 from tracebox.store import Database
 from tracebox.store import digest as store_digest
+from tracebox.store.error_hashes import ErrorIdCache
+from tracebox.symbolication import MapCache, StoreArtifacts, Symbolicator
 
 log = logging.getLogger("tracebox.digest")
+DEFAULT_SYMBOLICATION_CACHE_BYTES = Settings.model_fields["symbolication_cache_bytes"].default
 
 
 @dataclass
@@ -42,13 +48,17 @@ class DigestWorker:
         *,
         batch_size: int,
         metrics: Metrics | None = None,
+        symbolication_cache_bytes: int = DEFAULT_SYMBOLICATION_CACHE_BYTES,
         alert_policy: AlertPolicy | None = None,
     ) -> None:
         self.db = db
         self.metrics = metrics
         self.reader = reader
         self.batch_size = batch_size
-        self.preparer = Preparer()
+        self.symbolicator = Symbolicator(StoreArtifacts(db), MapCache(symbolication_cache_bytes))
+        self.preparer = Preparer(symbolicator=self.symbolicator)
+        self.configs = ConfigCache()
+        self.error_ids = ErrorIdCache()
         self.stats = DigestStats()
         self.alert_policy = alert_policy or AlertPolicy()
 
@@ -85,7 +95,10 @@ class DigestWorker:
 
     def _commit(self, batch: Batch) -> store_digest.BatchResult:
         """Write a batch and its new spool positions in one transaction."""
-        prepared = self.preparer.prepare(batch.records)
+        records = read_records(batch.records)
+        with self.db.read() as conn:
+            configs = self.configs.load(conn, project_ids(records))
+        prepared = self.preparer.prepare(records, configs)
         with self.db.write() as conn:
             result = self._write(conn, prepared)
             store_digest.save_cursors(conn, batch.positions)
@@ -119,7 +132,7 @@ class DigestWorker:
             store_digest.save_cursors(conn, one.positions)
 
     def _write(self, conn: Connection, prepared: PreparedBatch) -> store_digest.BatchResult:
-        result = store_digest.write_events(conn, prepared.events)
+        result = store_digest.write_events(conn, prepared.events, self.error_ids)
         for project_id, updates in prepared.sessions.items():
             store_digest.write_sessions(conn, project_id, updates)
         for project_id, aggregates in prepared.aggregates.items():
@@ -131,7 +144,8 @@ class DigestWorker:
             self.alert_policy,
         )
         if prepared.invalid:
-            log.error("skipped %d undecodable spool records", prepared.invalid)
+            log.warning("spool records set aside: %s", dict(prepared.invalid))
+            result.invalid.update(prepared.invalid)
         return result
 
     def _release(self, positions: dict[str, int]) -> None:
@@ -147,12 +161,28 @@ class DigestWorker:
             total += n
         return total
 
-    def run_forever(self, stop: threading.Event, *, poll_interval: float) -> None:
+    def run_forever(
+        self, stop: threading.Event, *, poll_interval: float, reminder_seconds: float = 60.0
+    ) -> None:
+        """Digest until ``stop`` is set. A failure keeps the spool and is retried after a
+        pause; it is logged when it starts, reminded while it lasts, and logged when over."""
+        database_down = LoggedCondition(
+            log,
+            "database unavailable; the digest keeps the spool",
+            reminder_seconds=reminder_seconds,
+        )
+        failing = LoggedCondition(log, "digest batch failed", reminder_seconds=reminder_seconds)
         while not stop.is_set():
             try:
-                if self.run_once() == 0:
-                    stop.wait(poll_interval)
-            except Exception:
-                # The database may be down: keep the spool, retry after a pause.
-                log.exception("digest batch failed; retrying")
+                digested = self.run_once()
+            except Exception as e:
+                if self.db.ping():
+                    failing.occurred(f"retrying ({type(e).__name__})", traceback=True)
+                else:
+                    database_down.occurred(f"retrying ({first_line(e)})")
                 stop.wait(min(5.0, poll_interval * 50))
+                continue
+            database_down.cleared()
+            failing.cleared()
+            if digested == 0:
+                stop.wait(poll_interval)

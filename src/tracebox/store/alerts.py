@@ -10,7 +10,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Row, bindparam, func, select
 
-from tracebox.accounts.models import AccessLevel
+from tracebox.models import AccessLevel
 from tracebox.store.dialect import insert
 from tracebox.store.tables import alert_actions, alert_rules, alert_user_settings, users
 from tracebox.store.tables import project_members as pm

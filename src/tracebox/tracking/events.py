@@ -1,6 +1,6 @@
 """Turn a stored, normalized event (docs/design.md) into the ``Event`` record (pure).
 
-Payloads were normalized at ingestion, but they are still untrusted content: every value
+Payloads were normalized by the digest, but they are still untrusted content: every value
 is type-checked here before it reaches a response.
 """
 
@@ -37,6 +37,8 @@ def frame(raw: dict[str, Any]) -> Frame:
         context.append((lineno, raw["context_line"]))
         context += [(lineno + 1 + i, line) for i, line in enumerate(post)]
     in_app = raw.get("in_app")
+    data = _dict(raw.get("data")) or {}
+    mapped = data.get("symbolicated")
     return Frame(
         filename=_str(raw.get("filename")),
         abs_path=_str(raw.get("abs_path")),
@@ -46,6 +48,11 @@ def frame(raw: dict[str, Any]) -> Frame:
         colno=_int(raw.get("colno")),
         in_app=in_app if isinstance(in_app, bool) else None,
         context=context,
+        symbolicated=mapped if isinstance(mapped, bool) else None,
+        mapping_error=_str(data.get("symbolication_error")),
+        mapping_detail=_str(data.get("symbolication_detail")),
+        source_map=_str(data.get("sourcemap")),
+        mapped_with=_str(data.get("resolved_with")),
     )
 
 
@@ -62,6 +69,7 @@ def exceptions(payload: dict[str, Any]) -> list[ExceptionInfo]:
             value=_str(v.get("value")),
             module=_str(v.get("module")),
             frames=frames(v.get("stacktrace")),
+            raw_frames=frames(v.get("raw_stacktrace")),
         )
         for v in values
         if isinstance(v, dict)

@@ -20,6 +20,7 @@ from tracebox.ui import (
     render,
     routes_admin,
     routes_alerts,
+    routes_artifacts,
     routes_auth,
     routes_details,
     routes_errors,
@@ -30,9 +31,9 @@ from tracebox.ui import (
 )
 from tracebox.ui.sessions import Signer, instance_secret
 from tracebox.ui.throttle import SigninThrottle
-from tracebox.ui.web import UiContext, endpoint
+from tracebox.ui.web import UiContext, endpoint, exception_handlers
 
-__all__ = ["UiContext", "make_context", "ui_routes"]
+__all__ = ["UiContext", "exception_handlers", "make_context", "ui_routes"]
 
 P = "/{project:path}/-"  # a project's full path, then GitLab's "/-/" delimiter
 GET, POST = ["GET"], ["POST"]
@@ -99,6 +100,9 @@ def _project_routes(page: Callable[..., Route]) -> list[Route]:
     return [
         page(et, routes_errors.error_list),
         page(et + "/releases", routes_details.releases),
+        page(et + "/artifacts", routes_artifacts.index),
+        page(et + "/artifacts/delete", routes_artifacts.delete_all, POST),
+        page(et + "/artifacts/{file_id:int}/delete", routes_artifacts.delete_file, POST),
         page(et + "/projects.json", routes_settings.projects_json),
         page(et + "/test_event", firstrun.send_test_event, POST),
         page(et + "/{error_id:int}", routes_details.error_details),

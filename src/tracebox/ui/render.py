@@ -16,6 +16,8 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
+from tracebox.errors import NotFound
+
 # No inline scripts or styles anywhere: htmx is configured not to inject its indicator
 # style and never to evaluate attributes (see base.html's htmx-config meta element).
 CONTENT_SECURITY_POLICY = (
@@ -56,7 +58,7 @@ def load_static() -> dict[str, StaticFile]:
 def static_response(files: dict[str, StaticFile], name: str, version: str | None) -> Response:
     found = files.get(name)
     if found is None:
-        return Response("Not Found", status_code=404, media_type="text/plain")
+        raise NotFound("")
     cache = "public, max-age=31536000, immutable" if version == found.version else "no-cache"
     headers = {"Cache-Control": cache, "X-Content-Type-Options": "nosniff"}
     return Response(found.body, media_type=found.media_type, headers=headers)
@@ -79,6 +81,7 @@ def make_environment(files: dict[str, StaticFile]) -> jinja2.Environment:
         percent=percent,
         pretty=pretty,
         clock=clock,
+        filesize=filesize,
     )
     return env
 
@@ -140,6 +143,16 @@ def clock(ts: Any) -> str:
 
 def number(n: int | None) -> str:
     return "0" if n is None else f"{n:,}"
+
+
+def filesize(n: int | None) -> str:
+    """Bytes as people read them: ``812 B``, ``14.2 KiB``, ``3.1 MiB``."""
+    size = float(n or 0)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{int(size)} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} GiB"
 
 
 def percent(value: float | None) -> str:

@@ -9,13 +9,12 @@ from dataclasses import dataclass
 from starlette.responses import Response
 from starlette.routing import Route
 
-from tracebox.accounts.errors import InvalidParameter
 from tracebox.accounts.policy import Action
 from tracebox.accounts.projects import ProjectAccess
 from tracebox.alerts import rules
 from tracebox.alerts.deliver import SendContext
 from tracebox.alerts.outbound import Answer
-from tracebox.errors import BadRequest, NotFound
+from tracebox.errors import BadRequest, InvalidParameter, NotFound
 from tracebox.protocol.levels import LEVELS
 from tracebox.store import alerts as store
 from tracebox.store.alerts import AlertAction, AlertRule, Channel, RuleSpec, Trigger

@@ -1,7 +1,7 @@
 """alerts: rules, actions, the outbox of deliveries, cooldowns, people's settings
 
 Revision ID: 0007_alerts
-Revises: 0001
+Revises: 0003_pipeline
 Create Date: 2026-11-23 10:50:06.115205
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0007_alerts"
-down_revision = "0001"
+down_revision = "0003_pipeline"
 branch_labels = None
 depends_on = None
 

@@ -3,7 +3,7 @@
 Two projects on one database: one without alert rules, one with ``--rules`` active
 rules (bench/alert_rules.py's mix). Batches of the ingest benchmark's events (same
 templates, users and seed) go through the digest's preparation and batch write
-(``DigestWorker._write``: grouping, payload encoding, the write, ``alerts.evaluate``),
+(as ``DigestWorker._commit``: grouping, payload encoding, the write, ``alerts.evaluate``),
 alternating between the two projects, and the median CPU seconds per batch of each side
 give events per CPU second. CPU time, not wall time: on a shared machine wall time
 mostly measures the neighbours (with SQLite the database's work is in this process too;
@@ -30,6 +30,7 @@ import alert_rules
 import corpus
 import orjson
 
+from tracebox.digest.prepare import project_ids, read_records
 from tracebox.digest.worker import DigestWorker
 from tracebox.protocol.event import normalize_event
 from tracebox.spool import SpoolReader
@@ -66,7 +67,10 @@ def digest(worker: DigestWorker, records: list[bytes]) -> float:
     """CPU seconds of this process (SQLite runs in it) for one batch: on a shared
     machine, wall time mostly measures the neighbours."""
     start = time.process_time()
-    prepared = worker.preparer.prepare(records)
+    spooled = read_records(records)
+    with worker.db.read() as conn:
+        configs = worker.configs.load(conn, project_ids(spooled))
+    prepared = worker.preparer.prepare(spooled, configs)
     with worker.db.write() as conn:
         worker._write(conn, prepared)
     return time.process_time() - start

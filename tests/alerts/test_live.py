@@ -69,6 +69,7 @@ def test_the_python_sdk_error_arrives_by_email_and_its_link_opens_it(
     settings: Settings, db: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     program = python_sdk()
+    closing: list[httpx.Client] = []
     with smtp_server() as box:
         for name, value in {
             "SMTP_HOST": "127.0.0.1",
@@ -86,6 +87,7 @@ def test_the_python_sdk_error_arrives_by_email_and_its_link_opens_it(
             api = httpx.Client(
                 base_url=f"{server.url}/api/v4", headers={"PRIVATE-TOKEN": token}, timeout=10
             )
+            closing.append(api)
             members = f"/projects/{project['id']}/members"
             assert api.post(members, json={"user_id": user["id"], "access_level": 40}).is_success
             body = {
@@ -124,6 +126,7 @@ def test_the_python_sdk_error_arrives_by_email_and_its_link_opens_it(
             link = re.search(rf"{re.escape(server.url)}/acme/shop/-/error_tracking/\d+", text)
             assert link, text
             browser = signed_in(server)
+            closing.append(browser)
             page = browser.get(link.group(0))
             assert page.status_code == 200
             assert "invalid quantity: 7" in page.text
@@ -151,6 +154,8 @@ def test_the_python_sdk_error_arrives_by_email_and_its_link_opens_it(
             wait_for(lambda: len(box.messages) == 3)
             assert box.messages[-1]["Subject"].startswith("[acme/shop] Test notification")
         finally:
+            for client in closing:
+                client.close()
             server.stop()
 
 
@@ -177,11 +182,15 @@ def test_sigkill_between_trigger_and_delivery_still_delivers_once(
         )
         event = {"event_id": uuid.uuid4().hex, "message": "checkout failed", "level": "error"}
         auth = {"X-Sentry-Auth": f"Sentry sentry_version=7, sentry_key={key['public_key']}"}
-        stored = httpx.post(f"{server.url}/api/{project['id']}/store/", json=event, headers=auth)
+        with httpx.Client() as ingest:
+            stored = ingest.post(
+                f"{server.url}/api/{project['id']}/store/", json=event, headers=auth
+            )
         assert stored.status_code == 200
         deliveries = f"/projects/{project['id']}/error_tracking/alert_deliveries"
         # The trigger is committed; the receiver is down, so the delivery waits to retry.
         wait_for(lambda: [d for d in api.get(deliveries).json() if d["attempts"] >= 1])
+        api.close()
         server.kill()
     except BaseException:
         server.stop()
@@ -193,6 +202,7 @@ def test_sigkill_between_trigger_and_delivery_still_delivers_once(
             wait_for(lambda: api.get(deliveries).json()[0]["status"] == "sent", timeout=30)
             time.sleep(1.0)  # a second send, if there were one, would come now
         finally:
+            api.close()
             server.stop()
     assert len(receiver.requests) == 1
     assert b'"title":"checkout failed"' in receiver.requests[0].body

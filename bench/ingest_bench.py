@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import alert_rules
 import orjson
 from harness import (
     RssSampler,
@@ -65,6 +66,9 @@ def parse_args() -> argparse.Namespace:
         default=0,
         metavar="SECONDS",
         help="first wait up to this long for the machine to be idle (shared machines)",
+    )
+    p.add_argument(
+        "--alert-rules", type=int, default=0, help="active alert rules on the project (issue 14)"
     )
     p.add_argument("--json", type=Path, help="also write the figures here")
     p.add_argument("--profile", type=Path, help="write a py-spy raw profile of one phase")
@@ -134,6 +138,7 @@ class Bench:
             tracebox(self.global_args, "migrate")  # commands other than migrate do not
             project = orjson.loads(tracebox(self.global_args, "project", "create", _path()))
             key = orjson.loads(tracebox(self.global_args, "key", "create", str(project["id"])))
+            alert_rules.create(self.url, project["id"], args.alert_rules)
             self.report.baseline = footprint(self.url)
             counter = self._serve(loadgen, project["id"], key["public_key"])
         finally:

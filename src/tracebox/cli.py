@@ -80,6 +80,12 @@ def _parser() -> argparse.ArgumentParser:
 
     _account_parsers(sub)
 
+    alerts = sub.add_parser("alerts", help="alert rules").add_subparsers(parser_class=_Parser)
+    alert_test = alerts.add_parser("test", help="send a test notification to every action")
+    alert_test.add_argument("project", help="project path or id")
+    alert_test.add_argument("rule", help="rule id or name")
+    alert_test.set_defaults(command=_alerts_test)
+
     test = sub.add_parser("send-test-event", help="send one event with the Python SDK")
     test.add_argument("dsn")
     test.set_defaults(command=_send_test_event)
@@ -273,6 +279,48 @@ def _stats(args: argparse.Namespace, settings: Settings) -> int:
     with _db(settings).read() as conn:
         _print(stats.counts(conn))
     return 0
+
+
+def _alerts_test(args: argparse.Namespace, settings: Settings) -> int:
+    """Send a test notification through each action of a rule; print the answers.
+    Email actions without addresses go to the members who would get the rule's emails."""
+    from tracebox.alerts import rules
+    from tracebox.alerts.deliver import SendContext
+    from tracebox.store import alerts as alert_store
+
+    db = _db(settings)
+    project = _find_project(db, args.project)
+    if project is None:
+        print(f"no project {args.project}", file=sys.stderr)
+        return 1
+    with db.read() as conn:
+        found = [
+            r
+            for r in alert_store.list_rules(conn, project.id)
+            if str(r.id) == args.rule or r.name == args.rule
+        ]
+        actions = alert_store.actions_of(conn, [r.id for r in found[:1]])
+        members = [m.email for m in alert_store.email_recipients(conn, project.id, "new_error")]
+    if not found:
+        print(f"no alert rule {args.rule} in {project.path}", file=sys.stderr)
+        return 1
+    rule, ctx, results = found[0], SendContext.from_settings(settings), []
+    for action in actions[rule.id]:
+        to = action.target.split() or members
+        answer = rules.send_test(ctx, project, rule, action, to)
+        results.append(
+            {
+                "action_id": action.id,
+                "channel": action.channel.value,
+                "target": action.target_display,
+                "ok": answer.ok,
+                "status": answer.status,
+                "body": answer.body,
+                "error": answer.error,
+            }
+        )
+    _print({"rule": {"id": rule.id, "name": rule.name}, "results": results})
+    return 0 if results and all(r["ok"] for r in results) else 1
 
 
 def _reporting_errors(command: Command) -> Command:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from playwright.sync_api import Locator, Page, sync_playwright
 
+from tests.alerts.demo import populate_alerts
 from tests.browser.demo_data import populate
 from tests.browser.harness import launch_browser, sign_in
 from tests.helpers import free_port, start_server
@@ -56,6 +57,7 @@ def _data(settings: Settings) -> str:
             tracking_settings.save(conn, project.id, active=True, integrated=True, create=True)
             members.add(conn, project.id, 1, AccessLevel.OWNER)  # root
         populate(db, project.id)
+        populate_alerts(db, settings, project.id, project.path)
         sourcemap_demo.add(db, project.id)
     finally:
         db.dispose()
@@ -76,6 +78,12 @@ def _shoot(base: str, path: str, out: Path) -> None:
         _save(page, out / "settings.png", full_page=True)
         page.goto(f"{base}/{path}/-/error_tracking/releases")
         _save(page, out / "releases.png")
+        page.goto(f"{base}/{path}/-/alerts")
+        _save(page, out / "alert-rules.png")
+        page.get_by_role("link", name="Checkout surges").click()
+        _save(page, out / "alert-rule-form.png", full_page=True)
+        page.goto(f"{base}/{path}/-/alerts/deliveries")
+        _save(page, out / "alert-deliveries.png")
         _source_maps(page, base, path, out)
         page.set_viewport_size({"width": 390, "height": 844})
         page.goto(f"{base}/{path}/-/error_tracking")

@@ -22,7 +22,7 @@ from tracebox.config import Settings
 from tracebox.spool import progress
 from tracebox.store import Database
 from tracebox.supervisor import backoff, heartbeat, host
-from tracebox.supervisor.units import Unit, UnitContext
+from tracebox.supervisor.units import UNITS, Unit, UnitContext
 
 
 def test_backoff_doubles_up_to_a_minute_and_resets_after_a_healthy_run() -> None:
@@ -63,13 +63,11 @@ def client(settings: Settings, db: Database) -> Iterator[TestClient]:
         yield test_client
 
 
-def beat_as(settings: Settings, pid: int, at: float) -> None:
-    """The digest's heartbeat file as a background process with ``pid`` wrote it."""
-    path = heartbeat.run_dir(settings.data_dir) / "digest.json"
+def beat_as(settings: Settings, pid: int, at: float, unit: str = "digest") -> None:
+    """A unit's heartbeat file as a background process with ``pid`` wrote it."""
+    path = heartbeat.run_dir(settings.data_dir) / f"{unit}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(
-        orjson.dumps(asdict(heartbeat.Beat("digest", pid, at, at - 10, 2, "running", "")))
-    )
+    path.write_bytes(orjson.dumps(asdict(heartbeat.Beat(unit, pid, at, at - 10, 2, "running", ""))))
 
 
 def test_health_reports_the_digest_alive_dead_or_silent(
@@ -79,7 +77,8 @@ def test_health_reports_the_digest_alive_dead_or_silent(
     assert r.status_code == 503  # no digest has ever beaten here
     assert r.json()["units"]["digest"] == {"alive": False, "state": "not started", "restarts": 0}
 
-    beat_as(settings, os.getpid(), time.time())
+    for unit in UNITS:  # every registered unit alive
+        beat_as(settings, os.getpid(), time.time(), unit.name)
     r = client.get("/-/health")
     assert r.status_code == 200, r.json()
     body = r.json()
@@ -100,7 +99,8 @@ def test_health_reports_the_digest_alive_dead_or_silent(
 def test_health_and_metrics_show_the_lag_the_spool_holds(
     client: TestClient, settings: Settings
 ) -> None:
-    beat_as(settings, os.getpid(), time.time())
+    for unit in UNITS:
+        beat_as(settings, os.getpid(), time.time(), unit.name)
     old = time.time_ns() - int((settings.health_max_lag_seconds + 60) * 1e9)
     segment = settings.spool_dir / f"{old:020d}-host-1-000001.seg"
     segment.write_bytes(b"TBSPOOL\x01" + b"x" * 1000)  # nothing of it digested

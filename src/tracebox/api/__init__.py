@@ -17,6 +17,7 @@ from starlette.routing import BaseRoute
 from tracebox import __version__ as tracebox_version
 from tracebox.api import (
     problems,
+    routes_alerts,
     routes_artifacts,
     routes_errors,
     routes_projects,
@@ -56,7 +57,8 @@ def create_v4(ctx: ApiContext) -> FastAPI:
         responses=problems.PROBLEM_RESPONSES,
     )
     app.state.api_context = ctx
-    for module in (routes_users, routes_projects, routes_tracking, routes_errors, routes_artifacts):
+    modules = (routes_users, routes_projects, routes_tracking, routes_errors, routes_artifacts)
+    for module in (*modules, routes_alerts):
         app.include_router(module.router)
     problems.install(app, problems.gitlab_body)
     app.add_middleware(OneReadPerRequest, db=ctx.db)

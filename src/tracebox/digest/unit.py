@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tracebox import datadir
+from tracebox.alerts import AlertPolicy
 from tracebox.digest.worker import DigestWorker
 from tracebox.metrics import Metrics
 from tracebox.spool import SpoolReader
@@ -18,6 +19,7 @@ def run_unit(ctx: UnitContext) -> None:
         node=datadir.node_id(settings.data_dir),
         metrics=Metrics(),
         symbolication_cache_bytes=settings.symbolication_cache_bytes,
+        alert_policy=AlertPolicy.from_settings(settings),
     )
     worker.run_forever(
         ctx.stop,

@@ -11,6 +11,9 @@ from dataclasses import dataclass
 from sqlalchemy import Connection
 from sqlalchemy.exc import SQLAlchemyError
 
+from tracebox import alerts
+from tracebox.alerts import AlertPolicy
+from tracebox.alerts.digest_input import alert_batch
 from tracebox.config import Settings
 from tracebox.digest.config import ConfigCache
 from tracebox.digest.prepare import PreparedBatch, Preparer, project_ids, read_records
@@ -56,6 +59,7 @@ class DigestWorker:
         node: str = SINGLE_NODE,
         metrics: Metrics | None = None,
         symbolication_cache_bytes: int = DEFAULT_SYMBOLICATION_CACHE_BYTES,
+        alert_policy: AlertPolicy | None = None,
     ) -> None:
         self.db = db
         self.metrics = metrics
@@ -71,6 +75,7 @@ class DigestWorker:
         self._unforgotten: set[str] = set()  # deleted segments whose rows remain
         self._drained_at: dict[str, float] = {}
         self._published_at = float("-inf")
+        self.alert_policy = alert_policy or AlertPolicy()
 
     def run_once(self) -> int:
         """Digest one batch; return how many records it held (0 = spool drained)."""
@@ -149,6 +154,11 @@ class DigestWorker:
         for project_id, aggregates in prepared.aggregates.items():
             store_digest.write_session_aggregates(conn, project_id, aggregates)
         store_digest.add_dropped(conn, prepared.dropped)
+        alerts.evaluate(
+            conn,
+            alert_batch(conn, result, prepared.sessions, prepared.aggregates),
+            self.alert_policy,
+        )
         if prepared.invalid:
             log.warning("spool records set aside: %s", dict(prepared.invalid))
             result.invalid.update(prepared.invalid)

@@ -95,6 +95,8 @@ class BatchResult:
     regressed: list[ErrorEvent] = field(default_factory=list)  # resolved, reopened
     counts: dict[int, ErrorCounts] = field(default_factory=dict)  # per error id
     invalid: dict[str, int] = field(default_factory=dict)  # records set aside, by reason
+    # The events stored, per error id: alert rules (issue 14) read their summaries.
+    by_error: dict[int, list[PreparedEvent]] = field(default_factory=dict)
 
     @property
     def errors_created(self) -> int:
@@ -136,6 +138,7 @@ def write_events(
     result.counts = {
         i: ErrorCounts(len(evs), new_users.get(i, 0)) for i, evs in sorted(by_error.items())
     }
+    result.by_error = by_error
     return result
 
 

@@ -42,7 +42,10 @@ class Unit:
         return run
 
 
-UNITS: tuple[Unit, ...] = (Unit("digest", "tracebox.digest.unit:run_unit"),)
+UNITS: tuple[Unit, ...] = (
+    Unit("digest", "tracebox.digest.unit:run_unit"),
+    Unit("alert-sender", "tracebox.alerts.unit:run_unit"),
+)
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from tracebox.ui import (
     firstrun,
     render,
     routes_admin,
+    routes_alerts,
     routes_artifacts,
     routes_auth,
     routes_details,
@@ -116,6 +117,7 @@ def _project_routes(page: Callable[..., Route]) -> list[Route]:
         page(members, routes_members.add, POST),
         page(members + "/{user_id:int}", routes_members.update, POST),
         page(members + "/{user_id:int}/remove", routes_members.remove, POST),
+        *routes_alerts.routes(page, P),
         # GitLab's "View in Sentry" link: /{organization}/{project}/issues/{id}
         page(
             "/{project:path}/issues/{error_id:int}", routes_details.sentry_issue_link, public=True

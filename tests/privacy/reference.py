@@ -1,0 +1,256 @@
+"""The test oracle: the same rules applied by a plain walk over every value of the event.
+
+``tracebox.privacy`` scrubs the event's JSON text instead (a walk costs ~1,700 Python
+steps per benchmark event; docs/performance.md); the property tests check that both give
+the same event. Remarks are kept here as paths, which the oracle's tests look at.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tracebox.privacy import ip
+from tracebox.privacy.keys import SAFE, KeyMatcher
+from tracebox.privacy.rules import (
+    CREDIT_CARD,
+    FILTERED,
+    IP_ANONYMIZED,
+    IP_REMOVED,
+    SENSITIVE_KEY,
+    normalize_key,
+)
+from tracebox.privacy.settings import IpMode, PrivacySettings
+from tracebox.privacy.text import TextScrubber, is_card_number
+
+REMARKS_KEY = "_scrubbed"  # in the stored payload: [{"path": [...], "rule": id}, ...]
+# Top-level keys that hold no free text: ids, times and enumerations set by normalization.
+_UNTOUCHED = frozenset({"event_id", "timestamp", "received", "level", "platform", REMARKS_KEY})
+_NO_KEY_RULES = frozenset({"modules", "sdk"})
+_MIN_CARD = 10**12  # 13 digits
+_MAX_CARD = 10**19
+_MIN_ECHO_CHARS = 4  # a filtered param shorter than this is not searched for in the message
+
+Path = list[str | int]
+
+
+class Scrubber:
+    """One project's compiled rules; ``scrub(event)`` returns the scrubbed copy."""
+
+    def __init__(self, settings: PrivacySettings) -> None:
+        self.settings = settings
+        self.keys = KeyMatcher(settings)
+        self.text = TextScrubber(self.keys, defaults=settings.scrub_data)
+        self._key_text: dict[str, str] = {}
+
+    def scrub(self, event: dict[str, Any]) -> dict[str, Any]:
+        walk = _Walk(self)
+        out: dict[str, Any] = {}
+        for key, value in event.items():
+            if key in _UNTOUCHED or not self.settings.scrub_data:
+                out[key] = value
+                continue
+            walk.path.append(key)
+            out[key] = walk.value(value, keyed=key not in _NO_KEY_RULES)
+            walk.path.pop()
+        if self.settings.scrub_data:
+            _echoed_params(event, out, walk)
+        _ips(out, self.settings, walk.remarks)
+        out.pop(REMARKS_KEY, None)
+        if walk.remarks:
+            out[REMARKS_KEY] = walk.remarks
+        return out
+
+
+class _Walk:
+    """One event's walk: the path to the current value and the remarks so far."""
+
+    def __init__(self, scrubber: Scrubber) -> None:
+        self.keys = scrubber.keys
+        self.text = scrubber.text
+        self.key_text = scrubber._key_text
+        self.path: Path = []
+        self.remarks: list[dict[str, Any]] = []
+
+    def remark(self, rule: str, *extra: str | int) -> None:
+        self.remarks.append({"path": [*self.path, *extra], "rule": rule})
+
+    def value(self, value: Any, *, keyed: bool) -> Any:
+        kind = type(value)
+        if kind is str:
+            return self.string(value)
+        if kind is dict:
+            return self.mapping(value, keyed)
+        if kind is list:
+            if keyed and len(value) == 2 and type(value[0]) is str:
+                return self.pair(value)  # [name, value]: a pair wherever it is
+            return self.sequence(value, keyed)
+        if kind is int and _MIN_CARD <= abs(value) < _MAX_CARD and is_card_number(str(value)):
+            self.remark(CREDIT_CARD)
+            return FILTERED
+        return value
+
+    def string(self, text: str) -> str:
+        scrubbed, rules = self.text.scrub(text)
+        for rule in rules:
+            self.remark(rule)
+        return scrubbed
+
+    def mapping(self, mapping: dict[str, Any], keyed: bool) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in mapping.items():
+            self.path.append(key)
+            rule = self.keys.rule(key) if keyed else None
+            if rule == SAFE:
+                out[key] = value
+            elif rule is not None:
+                out[self.name(key)] = self.filtered(value, rule)
+            else:
+                out[self.name(key)] = self.value(value, keyed=keyed)
+            self.path.pop()
+        return out
+
+    def name(self, key: str) -> str:
+        """An object key with secrets in it filtered (a cache keyed by a token...);
+        memoized: the same keys come back in every event."""
+        found = self.key_text.get(key)
+        if found is None:
+            found, rules = self.text.scrub(key)
+            if rules:
+                for rule in rules:
+                    self.remark(rule)
+                return found  # not cached: the remark must be made for every event
+            if len(self.key_text) < 4096:
+                self.key_text[key] = found
+        return found
+
+    def filtered(self, value: Any, rule: str) -> Any:
+        """``[Filtered]`` for a value worth hiding; null, booleans and empty values stay
+        (as Relay: they carry no secret and say whether something was set)."""
+        if value is None or type(value) is bool or value in ("", [], {}):
+            return value
+        self.remark(rule)
+        return FILTERED
+
+    def sequence(self, items: list[Any], keyed: bool) -> list[Any]:
+        out: list[Any] = []
+        for index, item in enumerate(items):
+            self.path.append(index)
+            out.append(self.value(item, keyed=keyed))
+            self.path.pop()
+        return out
+
+    def pair(self, item: list[Any]) -> list[Any]:
+        """``[name, value]`` of a pair list (headers, tags, query strings, cookies)."""
+        name, value = item
+        rule = self.keys.rule(name)
+        if rule == SAFE:
+            return list(item)
+        self.path.append(0)
+        name = self.string(name)
+        self.path[-1] = 1
+        value = self.value(value, keyed=True) if rule is None else self.filtered(value, rule)
+        self.path.pop()
+        return [name, value]
+
+
+def _echoed_params(event: dict[str, Any], out: dict[str, Any], walk: _Walk) -> None:
+    """A log message is its template with the params filled in, so a secret is in both:
+    a param filtered by its name is filtered in ``formatted`` too, and a param that a text
+    rule filtered out of ``formatted`` is filtered itself."""
+    before, after = event.get("logentry"), out.get("logentry")
+    if not isinstance(before, dict) or not isinstance(after, dict):
+        return
+    raw, formatted = before.get("formatted"), after.get("formatted")
+    if not isinstance(raw, str) or not isinstance(formatted, str):
+        return
+    slots = list(zip(_slots(before.get("params")), _slots(after.get("params")), strict=False))
+    here = ["logentry", "formatted"]
+    for (_, sent), (_, kept) in slots:
+        long_enough = isinstance(sent, str) and len(sent) >= _MIN_ECHO_CHARS
+        if kept == FILTERED and long_enough and sent in formatted:
+            formatted = formatted.replace(sent, FILTERED)
+            walk.remarks.append({"path": here, "rule": SENSITIVE_KEY})
+    after["formatted"] = formatted
+    rules = [r["rule"] for r in walk.remarks if r["path"] == here] or [SENSITIVE_KEY]
+    params = after["params"]
+    for (_, sent), (slot, kept) in slots:
+        if isinstance(sent, str) and kept == sent and sent in raw and sent not in formatted:
+            params[slot] = FILTERED
+            walk.remarks.append({"path": ["logentry", "params", slot], "rule": rules[0]})
+
+
+def _slots(params: Any) -> list[tuple[Any, Any]]:
+    if isinstance(params, dict):
+        return list(params.items())
+    if isinstance(params, list):
+        return list(enumerate(params))
+    return []
+
+
+def _ips(event: dict[str, Any], settings: PrivacySettings, remarks: list[dict[str, Any]]) -> None:
+    """IP handling on ``user.ip_address``, ``request.env`` and the request's forwarding
+    headers; the containers changed are copied first (they may be the input's)."""
+    mode = settings.ip_mode
+    user = event.get("user")
+    if isinstance(user, dict) and "ip_address" in user:
+        drop = settings.drop_user_ip or mode is IpMode.DROP
+        if drop or mode is IpMode.ANONYMIZE:
+            user = event["user"] = dict(user)
+            _one_ip(user, "ip_address", drop, ["user", "ip_address"], remarks)
+    request = event.get("request")
+    if mode is IpMode.STORE or not isinstance(request, dict):
+        return
+    request = event["request"] = dict(request)
+    if isinstance(request.get("env"), dict):
+        env = request["env"] = dict(request["env"])
+        for key in [k for k in env if normalize_key(k) in ip.IP_ENV_KEYS]:
+            _one_ip(env, key, mode is IpMode.DROP, ["request", "env", key], remarks)
+    if isinstance(request.get("headers"), list):
+        request["headers"] = _ip_headers(request["headers"], mode, remarks)
+
+
+def _one_ip(
+    holder: dict[str, Any], key: str, drop: bool, path: Path, remarks: list[dict[str, Any]]
+) -> None:
+    value = holder[key]
+    anonymized = None if drop or not isinstance(value, str) else ip.anonymize(value)
+    if anonymized is None:
+        del holder[key]
+        remarks.append({"path": path, "rule": IP_REMOVED})
+    elif anonymized != value:
+        holder[key] = anonymized
+        remarks.append({"path": path, "rule": IP_ANONYMIZED})
+
+
+def _ip_headers(headers: list[Any], mode: IpMode, remarks: list[dict[str, Any]]) -> list[Any]:
+    """Forwarding headers anonymised, or removed (then later headers' remarks move up)."""
+    out: list[Any] = []
+    moved: list[int] = []  # indexes of the removed headers
+    for index, pair in enumerate(headers):
+        if not _is_ip_header(pair):
+            out.append(pair)
+        elif mode is IpMode.DROP:
+            moved.append(index)
+            remarks.append({"path": ["request", "headers", pair[0]], "rule": IP_REMOVED})
+        else:
+            value = ip.anonymize_text(pair[1])
+            if value != pair[1]:
+                path = ["request", "headers", index, 1]
+                remarks.append({"path": path, "rule": IP_ANONYMIZED})
+            out.append([pair[0], value])
+    if moved:
+        for remark in remarks:
+            path = remark["path"]
+            if path[:2] == ["request", "headers"] and len(path) > 2 and type(path[2]) is int:
+                path[2] -= sum(1 for gone in moved if gone < path[2])
+    return out
+
+
+def _is_ip_header(pair: Any) -> bool:
+    return (
+        isinstance(pair, list)
+        and len(pair) == 2
+        and isinstance(pair[0], str)
+        and isinstance(pair[1], str)
+        and normalize_key(pair[0]) in ip.IP_HEADERS
+    )

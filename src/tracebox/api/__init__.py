@@ -15,7 +15,14 @@ from fastapi.openapi.utils import get_openapi
 from starlette.routing import BaseRoute
 
 from tracebox import __version__ as tracebox_version
-from tracebox.api import problems, routes_errors, routes_projects, routes_tracking, routes_users
+from tracebox.api import (
+    problems,
+    routes_errors,
+    routes_privacy,
+    routes_projects,
+    routes_tracking,
+    routes_users,
+)
 from tracebox.api import sentry as sentry_routes
 from tracebox.api.context import ApiContext
 from tracebox.api.rawpath import ApiMount, EncodedSlashPaths
@@ -45,7 +52,7 @@ def create_v4(ctx: ApiContext) -> FastAPI:
         responses=problems.PROBLEM_RESPONSES,
     )
     app.state.api_context = ctx
-    for module in (routes_users, routes_projects, routes_tracking, routes_errors):
+    for module in (routes_users, routes_projects, routes_tracking, routes_errors, routes_privacy):
         app.include_router(module.router)
     problems.install(app, problems.gitlab_body)
     app.add_middleware(EncodedSlashPaths)

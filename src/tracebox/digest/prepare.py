@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
-from tracebox import grouping
+from tracebox import grouping, privacy
 from tracebox.protocol.event import summarize
 from tracebox.store.digest import PreparedEvent
 from tracebox.store.payloads import PayloadEncoder
@@ -23,17 +24,31 @@ class PreparedBatch:
     invalid: int = 0
 
 
+# The privacy settings of the projects of a batch, read once per batch by the worker.
+PrivacyLoader = Callable[[set[int]], Mapping[int, privacy.PrivacySettings]]
+
+
 class Preparer:
-    def __init__(self) -> None:
+    def __init__(self, privacy_settings: PrivacyLoader | None = None) -> None:
         self._payloads = PayloadEncoder()
+        self._privacy_settings = privacy_settings
+        self._privacy: Mapping[int, privacy.PrivacySettings] = {}
 
     def prepare(self, records: list[bytes]) -> PreparedBatch:
         batch = PreparedBatch()
+        decoded = []
         for raw in records:
             try:
-                record = orjson.loads(raw)
+                decoded.append(orjson.loads(raw))
+            except orjson.JSONDecodeError:
+                batch.invalid += 1
+        if self._privacy_settings is not None:
+            projects = {r.get("project_id") for r in decoded if isinstance(r, dict)}
+            self._privacy = self._privacy_settings({p for p in projects if type(p) is int})
+        for record in decoded:
+            try:
                 self._add(batch, record)
-            except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+            except (AttributeError, KeyError, TypeError, ValueError):
                 # A record is validated before it is spooled; this only guards against a
                 # bug so one bad record cannot block the spool forever.
                 batch.invalid += 1
@@ -62,6 +77,8 @@ class Preparer:
             raise ValueError(f"unknown spool record kind {kind!r}")
 
     def prepare_event(self, project_id: int, event: dict[str, Any]) -> PreparedEvent:
+        # Scrubbed before anything is derived from it: grouping, summary, payload.
+        event = privacy.scrub(event, self._privacy.get(project_id, privacy.DEFAULT_SETTINGS))
         group = grouping.calculate(event)
         summary = summarize(event)
         return PreparedEvent(

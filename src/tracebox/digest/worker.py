@@ -11,9 +11,11 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from tracebox.digest.prepare import PreparedBatch, Preparer
 from tracebox.metrics import Metrics
+from tracebox.privacy import PrivacySettings
 from tracebox.spool import Batch, SpoolReader
 from tracebox.store import Database
 from tracebox.store import digest as store_digest
+from tracebox.store import privacy as store_privacy
 
 log = logging.getLogger("tracebox.digest")
 
@@ -44,7 +46,7 @@ class DigestWorker:
         self.metrics = metrics
         self.reader = reader
         self.batch_size = batch_size
-        self.preparer = Preparer()
+        self.preparer = Preparer(self._privacy_settings)
         self.stats = DigestStats()
 
     def run_once(self) -> int:
@@ -123,6 +125,10 @@ class DigestWorker:
         if prepared.invalid:
             log.error("skipped %d undecodable spool records", prepared.invalid)
         return result
+
+    def _privacy_settings(self, project_ids: set[int]) -> dict[int, PrivacySettings]:
+        with self.db.read() as conn:
+            return store_privacy.get_many(conn, project_ids)
 
     def _release(self, positions: dict[str, int]) -> None:
         deleted = self.reader.release(positions)

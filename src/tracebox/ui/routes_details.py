@@ -9,6 +9,7 @@ from tracebox.errors import BadRequest
 from tracebox.models import ErrorStatus
 from tracebox.tracking.cursor import MAX_CURSOR_LENGTH
 from tracebox.ui import charts, presenters
+from tracebox.ui.privacy_marks import ScrubMarks
 from tracebox.ui.routes_errors import tracking_source
 from tracebox.ui.web import Req
 
@@ -39,6 +40,7 @@ def error_details(r: Req, project: str, error_id: int) -> Response:
         user_rows=presenters.rows(event.user) if event else [],
         contexts=presenters.context_sections(event.contexts) if event else [],
         sdk_rows=presenters.rows(event.sdk) if event else [],
+        scrub=ScrubMarks(event.scrubbed) if event else None,
         hourly=charts.bar_chart(details.error.frequency, width=480, height=96, gap=2),
         daily=charts.bar_chart(details.daily, width=480, height=96, gap=2, daily=True),
         statuses=ErrorStatus,

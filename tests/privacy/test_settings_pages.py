@@ -1,0 +1,164 @@
+"""The privacy settings through the REST API and the UI page (Maintainer+), and the
+details page's marks for scrubbed values."""
+
+from __future__ import annotations
+
+import html
+import re
+
+import orjson
+
+from tests.api.conftest import Api, api  # noqa: F401  (fixture)
+from tests.privacy import secrets as s
+from tests.ui.conftest import Ui, ui  # noqa: F401  (fixture)
+from tracebox.accounts.models import AccessLevel
+from tracebox.digest.prepare import Preparer
+from tracebox.privacy import IpMode, PrivacySettings
+from tracebox.protocol.event import normalize_event
+from tracebox.store import privacy as privacy_store
+from tracebox.store.payloads import decode
+
+PRIVACY = "/api/v4/projects/{}/error_tracking/privacy"
+
+
+def test_api_reads_defaults_and_changes_given_attributes(api: Api) -> None:  # noqa: F811
+    owner = api.user("owner")
+    project = api.project("acme/web", owner)
+    token = api.token(owner)
+    url = PRIVACY.format(project.id)
+    assert api.call("GET", url, token).json() == {
+        "scrub_data": True,
+        "sensitive_fields": [],
+        "safe_fields": [],
+        "ip_mode": "store",
+        "drop_user_ip": False,
+    }
+    r = api.call(
+        "PUT", url, token, json={"safe_fields": ["trace_id", "Trace-Id"], "ip_mode": "anonymize"}
+    )
+    assert r.status_code == 200
+    assert r.json()["safe_fields"] == ["trace_id"]
+    r = api.call("PUT", url, token, json={"sensitive_fields": ["order_ref"]})
+    assert r.json() == {
+        "scrub_data": True,
+        "sensitive_fields": ["order_ref"],
+        "safe_fields": ["trace_id"],
+        "ip_mode": "anonymize",
+        "drop_user_ip": False,
+    }
+    with api.db.read() as conn:
+        assert privacy_store.get(conn, project.id) == PrivacySettings(
+            sensitive_fields=("order_ref",), safe_fields=("trace_id",), ip_mode=IpMode.ANONYMIZE
+        )
+
+
+def test_api_refuses_bad_settings(api: Api) -> None:  # noqa: F811
+    owner = api.user("owner")
+    project = api.project("acme/web", owner)
+    token = api.token(owner)
+    url = PRIVACY.format(project.id)
+    for body in (
+        {"ip_mode": "hash"},
+        {"safe_fields": ["x" * 101]},
+        {"safe_fields": [f"f{i}" for i in range(101)]},
+        {"sensitive_fields": ["-"]},
+        {"scrub_data": "maybe"},
+    ):
+        r = api.call("PUT", url, token, json=body)
+        assert r.status_code == 400, body
+    assert (
+        api.call("PUT", url, token, json={"safe_fields": [f"f{i}" for i in range(100)]}).status_code
+        == 200
+    )
+
+
+def test_settings_change_what_the_digest_stores(api: Api) -> None:  # noqa: F811
+    owner = api.user("owner")
+    project = api.project("acme/web", owner)
+    token = api.token(owner)
+    api.call(
+        "PUT",
+        PRIVACY.format(project.id),
+        token,
+        json={"safe_fields": ["debug_token"], "sensitive_fields": ["order_ref"]},
+    )
+    worker_reads = []
+
+    def load(ids: set[int]) -> dict[int, PrivacySettings]:
+        worker_reads.append(ids)
+        with api.db.read() as conn:
+            return privacy_store.get_many(conn, ids)
+
+    extra = {"debug_token": "keep-me-1", "order_ref": "hide-me-2", "password": "hide-me-3"}
+    event = normalize_event({"message": "x", "extra": extra}, received_at=1.0, client_ip=None)
+    record = {"kind": "event", "project_id": project.id, "key_id": 1, "received": 1.0}
+    batch = Preparer(load).prepare([orjson.dumps({**record, "payload": event})])
+    assert worker_reads == [{project.id}]  # once per batch
+    stored = decode(batch.events[0].payload)
+    assert stored["extra"] == {
+        "debug_token": "keep-me-1",
+        "order_ref": "[Filtered]",
+        "password": "[Filtered]",
+    }
+
+
+def test_ui_settings_page_saves_and_explains_errors(ui: Ui) -> None:  # noqa: F811
+    owner = ui.user("owner")
+    project = ui.project("acme/web", owner)
+    ui.sign_in(owner)
+    page = "/acme/web/-/settings/privacy"
+    body = ui.client.get(page).text
+    assert (
+        "Privacy settings" in body and 'name="scrub_data" type="checkbox" value="1" checked' in body
+    )
+    r = ui.post(
+        page,
+        {
+            "scrub_data": "1",
+            "sensitive_fields": "order_ref, customer_note",
+            "safe_fields": "trace_id",
+            "ip_mode": "drop",
+            "drop_user_ip": "1",
+        },
+        page=page,
+    )
+    assert r.status_code == 303
+    with ui.db.read() as conn:
+        assert privacy_store.get(conn, project.id) == PrivacySettings(
+            sensitive_fields=("order_ref", "customer_note"),
+            safe_fields=("trace_id",),
+            ip_mode=IpMode.DROP,
+            drop_user_ip=True,
+        )
+    r = ui.post(page, {"sensitive_fields": "x", "ip_mode": "store"}, page=page)
+    assert r.status_code == 400
+    assert "is not a field name" in html.unescape(r.text)
+    assert 'value="store" checked' not in r.text or "x</textarea>" in r.text
+
+
+def test_ui_settings_page_is_for_maintainers(ui: Ui) -> None:  # noqa: F811
+    owner = ui.user("owner")
+    project = ui.project("acme/web", owner)
+    dev = ui.user("dev")
+    ui.member(project, dev, AccessLevel.DEVELOPER)
+    ui.sign_in(dev)
+    assert ui.client.get("/acme/web/-/settings/privacy").status_code == 403
+
+
+def test_details_page_marks_every_scrubbed_value_and_names_the_rule(ui: Ui) -> None:  # noqa: F811
+    owner = ui.user("owner")
+    project = ui.project("acme/web", owner)
+    ui.events(project, s.raw_event())
+    ui.sign_in(owner)
+    listing = ui.client.get("/acme/web/-/error_tracking").text
+    error_id = re.search(r"/acme/web/-/error_tracking/(\d+)", listing).group(1)  # type: ignore[union-attr]
+    body = ui.client.get(f"/acme/web/-/error_tracking/{error_id}").text
+    assert [secret for secret in s.ALL if secret in html.unescape(body)] == []
+    marks = re.findall(
+        r'<mark class="scrubbed" tabindex="0" data-rules="([^"]+)" title="([^"]+)">', body
+    )
+    assert len(marks) >= 10
+    rules = {r for found, _ in marks for r in found.split()}
+    assert {"sensitive-key", "credit-card", "bearer-token"} <= rules
+    assert "unknown" not in rules  # every marker names the rule that filtered it
+    assert 'id="privacy"' in body and "Safe fields (Settings &gt; Privacy)" in body

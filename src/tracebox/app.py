@@ -14,20 +14,24 @@ from collections.abc import AsyncIterator
 import orjson
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
 from tracebox.api import ApiContext
 from tracebox.api import mounts as api_mounts
+from tracebox.asgi import OneReadPerRequest, Surface
 from tracebox.config import Settings
 from tracebox.ingest.keys import KeyCache
 from tracebox.ingest.ratelimit import RateLimiter
 from tracebox.ingest.routes import IngestContext, ingest_routes
+from tracebox.ingest.routes import exception_handlers as ingest_exception_handlers
 from tracebox.metrics import Metrics
 from tracebox.spool import SpoolWriter
 from tracebox.store import Database
 from tracebox.tracking import ExternalBackend
+from tracebox.ui import exception_handlers as ui_exception_handlers
 from tracebox.ui import make_context as make_ui_context
 from tracebox.ui import ui_routes
 
@@ -36,7 +40,7 @@ log = logging.getLogger("tracebox")
 
 def create_app(settings: Settings | None = None) -> Starlette:
     settings = settings or Settings()
-    db = Database(settings.resolved_database_url())
+    db = Database(settings.resolved_database_url(), query_timeout_ms=settings.query_timeout_ms)
     metrics = Metrics()
     spool = SpoolWriter(
         settings.spool_dir,
@@ -47,7 +51,13 @@ def create_app(settings: Settings | None = None) -> Starlette:
     )
     ingest = IngestContext(
         settings=settings,
-        keys=KeyCache(db, ttl=settings.key_cache_seconds, retry_after=settings.retry_after_seconds),
+        keys=KeyCache(
+            db,
+            ttl=settings.key_cache_seconds,
+            stale_seconds=settings.key_stale_seconds,
+            retry_after=settings.retry_after_seconds,
+            reminder_seconds=settings.log_reminder_seconds,
+        ),
         limiter=RateLimiter(settings.rate_limit_events_per_minute),
         spool=spool,
         metrics=metrics,
@@ -85,12 +95,20 @@ def create_app(settings: Settings | None = None) -> Starlette:
         settings=settings, db=db, on_key_deleted=ingest.keys.forget, external=external
     )
     ui_context = make_ui_context(settings, db, on_key_deleted=ingest.keys.forget, external=external)
+    # One error boundary per surface (contract 7): each mount renders its own shape.
     routes = [
-        *ingest_routes(ingest),  # first: /api/v4/error_tracking/collector/... is ingestion
+        # First: /api/v4/error_tracking/collector/... is ingestion, not the REST API.
+        Surface(ingest_routes(ingest), ingest_exception_handlers(ingest)),
         Route("/-/health", health),
         Route("/-/metrics", metrics_endpoint),
-        *api_mounts(api_context),
-        *ui_routes(ui_context),  # last: /<project path>/-/... matches almost any path
+        *api_mounts(api_context),  # FastAPI apps with their own handlers (api.problems)
+        # Last: /<project path>/-/... matches almost any path, and so does its 404 page.
+        Surface(
+            ui_routes(ui_context),
+            ui_exception_handlers(ui_context),
+            catch_all=True,
+            middleware=[Middleware(OneReadPerRequest, db=db)],
+        ),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.settings = settings

@@ -119,12 +119,36 @@ def _print(data: Any) -> None:
     sys.stdout.write(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")
 
 
+NOT_MIGRATED = "the database schema is not up to date: run `tracebox migrate` first"
+
+
 def _db(settings: Settings) -> Database:
+    """The database, refused unless its schema is current. Only ``migrate`` (and ``serve``,
+    which starts by migrating) change the schema: a command run against the wrong
+    database URL by mistake must not create tables there."""
     db = Database(settings.resolved_database_url())
-    db.migrate()
+    if db.needs_migration():
+        db.dispose()
+        raise SystemExit(f"tracebox: {NOT_MIGRATED}")
     return db
 
 
+def _holding_data_dir(command: Command) -> Command:
+    """Refuse to run when another instance holds the data directory (message, exit 1)."""
+
+    def run(args: argparse.Namespace, settings: Settings) -> int:
+        from tracebox.datadir import DataDirInUse
+
+        try:
+            return command(args, settings)
+        except DataDirInUse as e:
+            print(f"tracebox: {e}", file=sys.stderr)
+            return 1
+
+    return run
+
+
+@_holding_data_dir
 def _serve(args: argparse.Namespace, settings: Settings) -> int:
     from tracebox.server import serve
 
@@ -133,16 +157,21 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _migrate(args: argparse.Namespace, settings: Settings) -> int:
-    _db(settings)
+    db = Database(settings.resolved_database_url())
+    db.migrate()
+    db.dispose()
     print("migrations applied")
     return 0
 
 
+@_holding_data_dir
 def _digest(args: argparse.Namespace, settings: Settings) -> int:
+    from tracebox import datadir
     from tracebox.digest.worker import DigestWorker
     from tracebox.server import run_digest
     from tracebox.spool import SpoolReader
 
+    datadir.lock(settings.data_dir)  # held until the process exits
     if getattr(args, "once", False):
         worker = DigestWorker(
             _db(settings), SpoolReader(settings.spool_dir), batch_size=settings.digest_batch_size

@@ -33,6 +33,13 @@ class Settings(BaseSettings):
         description="the address SDKs use to reach this server; DSNs are built from it",
     )
     log_level: str = "info"
+    # Longest a database query of a web request (a UI page, an API call) may run before
+    # it is cancelled and the request answered 503; 0 disables the limit. As GitLab's
+    # default PostgreSQL statement_timeout (15 s). Applies to SQLite too.
+    query_timeout_ms: int = Field(default=15_000, ge=0)
+    # A lasting condition (database down, disk or spool full) is logged when it starts and
+    # ends, and reminded at most this often while it lasts (issue 9: no log floods).
+    log_reminder_seconds: float = Field(default=60.0, gt=0)
     # Password of the admin ``root`` created on first start; empty: a random one is
     # printed once and written to <data_dir>/initial_root_password (mode 0600).
     root_password: str = ""
@@ -45,10 +52,18 @@ class Settings(BaseSettings):
     max_store_compressed_bytes: int = 20 * MIB  # store request body before decompression
     max_items_per_envelope: int = 1000  # Relay bounds sessions at 100; we bound all items
     max_sessions_per_envelope: int = 100  # as Relay max_session_count
+    # One session or sessions item. Relay bounds only their count; we bound their size
+    # too, as they are spooled as received (a real update is under 1 KiB, 100 aggregate
+    # buckets under 20 KiB). A larger one is dropped silently, as an invalid session.
+    max_session_bytes: int = 100 * KIB
     rate_limit_events_per_minute: int = Field(
         default=0, ge=0, description="per client key, per node; 0 disables the limit"
     )
     key_cache_seconds: float = 2.0  # how long ingest trusts a cached client key lookup
+    # While the database is down, a key it confirmed up to this long ago keeps working
+    # from its last known state (the spool buffers the outage); older or never-seen keys
+    # get 503. Hours, not seconds: an outage should not stop known SDKs (issue 9).
+    key_stale_seconds: float = Field(default=24 * 3600.0, ge=0)
 
     # --- spool and digest ----------------------------------------------------------------
     spool_max_bytes: int = 512 * MIB  # past this, ingestion answers 503 with Retry-After

@@ -1,11 +1,15 @@
 """One exception hierarchy; each error carries the HTTP status its surface renders.
 
-Ingestion renders ``{"detail": message}`` plus ``X-Sentry-Error``; the REST API renders
-``{"message": message}``; the UI renders an HTML page. The classes say what went wrong,
-not how it is shown.
+Each surface has one boundary that renders these (ARCHITECTURE contract 7): ingestion
+``{"detail": message}`` plus ``X-Sentry-Error`` (``ingest.routes.error_response``); the
+REST API ``{"message": ...}`` or ``{"error": ...}`` as GitLab (``api.problems``); the UI
+an HTML page (``ui.web.error_page``). The classes say what went wrong, not how it is
+shown; code raises them and never builds an error response by hand.
 """
 
 from __future__ import annotations
+
+DEFAULT_RETRY_AFTER_SECONDS = 30  # when the raiser has no better estimate
 
 
 class TraceboxError(Exception):
@@ -18,6 +22,11 @@ class TraceboxError(Exception):
 
 class BadRequest(TraceboxError):
     status_code = 400
+
+
+class InvalidParameter(BadRequest):
+    """A missing or malformed request parameter; REST renders GitLab's
+    ``{"error": "<field> is missing"}``. The message starts with the field name."""
 
 
 class InvalidJson(BadRequest):
@@ -40,8 +49,26 @@ class Forbidden(TraceboxError):
     status_code = 403
 
 
+class InsufficientScope(Forbidden):
+    """A token without the scope the request needs (``read_api`` on a write)."""
+
+    def __init__(self, required: str) -> None:
+        super().__init__("insufficient_scope")
+        self.required = required
+
+
 class NotFound(TraceboxError):
     status_code = 404
+
+
+class MethodNotAllowed(TraceboxError):
+    status_code = 405
+
+
+class Conflict(TraceboxError):
+    """The resource already exists (a member, a username, a project path)."""
+
+    status_code = 409
 
 
 class PayloadTooLarge(TraceboxError):
@@ -57,10 +84,21 @@ class RateLimited(TraceboxError):
 
 
 class Unavailable(TraceboxError):
-    """Temporarily unable to accept work (spool full, database down)."""
+    """Temporarily unable to do the work (spool full, database down or too slow)."""
 
     status_code = 503
 
-    def __init__(self, message: str, retry_after: int) -> None:
+    def __init__(self, message: str, retry_after: int = DEFAULT_RETRY_AFTER_SECONDS) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+
+
+class QueryTimeout(Unavailable):
+    """A database query ran past ``TRACEBOX_QUERY_TIMEOUT_MS`` and was cancelled."""
+
+
+def retry_after(error: TraceboxError) -> int | None:
+    """Seconds a client should wait before trying again (429 and 503 only)."""
+    if isinstance(error, RateLimited | Unavailable):
+        return error.retry_after
+    return None

@@ -59,6 +59,12 @@ class Metrics:
         self.digest_events = Counter(
             "tracebox_digest_events", "Events digested", ["result"], registry=r
         )
+        self.digest_records_invalid = Counter(
+            "tracebox_digest_records_invalid",
+            "Spool records set aside by the digest (counted per project in dropped items)",
+            ["reason"],
+            registry=r,
+        )
         self.digest_lag_bytes = Gauge(
             "tracebox_digest_lag_bytes",
             "Spool bytes not yet digested",
@@ -84,6 +90,8 @@ class Metrics:
         self.digest_batch_size.observe(records)
         self.digest_events.labels("inserted").inc(result.events_inserted)
         self.digest_events.labels("duplicate").inc(result.events_duplicate)
+        for reason, n in result.invalid.items():
+            self.digest_records_invalid.labels(reason).inc(n)
         self.digest_lag_bytes.set(pending_bytes)
 
     # --- exposition ------------------------------------------------------------------------

@@ -1,9 +1,12 @@
-"""Domain records that cross module boundaries. No I/O here."""
+"""Domain records that cross module boundaries: the bottom floor, so that ``store`` and
+every package above it share them without importing upwards. No I/O here."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
+from enum import IntEnum, StrEnum
+
+MAX_ID = 2**63 - 1  # BIGINT ids: larger numbers cannot name a row and are refused
 
 
 class ErrorStatus(StrEnum):
@@ -51,3 +54,53 @@ class ErrorTrackingSettings:
     api_url: str | None
     project_name: str | None
     updated_at: float
+
+
+# --- accounts ------------------------------------------------------------------------
+class AccessLevel(IntEnum):
+    """Project roles, with GitLab's numeric access levels."""
+
+    GUEST = 10
+    REPORTER = 20
+    DEVELOPER = 30
+    MAINTAINER = 40
+    OWNER = 50
+
+
+class Scope(StrEnum):
+    API = "api"  # read and write
+    READ_API = "read_api"  # read only
+
+
+@dataclass(frozen=True)
+class User:
+    id: int
+    username: str
+    email: str
+    name: str
+    is_admin: bool
+    is_blocked: bool
+    created_at: float
+
+
+@dataclass(frozen=True)
+class PersonalAccessToken:
+    id: int
+    user_id: int
+    name: str
+    scopes: tuple[Scope, ...]
+    expires_at: float  # unix seconds: midnight UTC of the expiry date (as GitLab)
+    revoked: bool
+    created_at: float
+    last_used_at: float | None
+
+    def active(self, now: float) -> bool:
+        return not self.revoked and now < self.expires_at
+
+
+@dataclass(frozen=True)
+class Member:
+    project_id: int
+    user: User
+    access_level: AccessLevel
+    created_at: float

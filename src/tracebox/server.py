@@ -12,6 +12,7 @@ from types import FrameType
 
 import uvicorn
 
+from tracebox import datadir
 from tracebox.accounts.bootstrap import INITIAL_PASSWORD_FILE, ensure_root
 from tracebox.config import Settings
 from tracebox.store import Database
@@ -65,7 +66,11 @@ def run_digest(settings: Settings, stop: threading.Event | None = None) -> None:
         metrics=Metrics(),
     )
     try:
-        worker.run_forever(stop, poll_interval=settings.digest_poll_interval_ms / 1000)
+        worker.run_forever(
+            stop,
+            poll_interval=settings.digest_poll_interval_ms / 1000,
+            reminder_seconds=settings.log_reminder_seconds,
+        )
     finally:
         db.dispose()
 
@@ -83,7 +88,9 @@ def announce_root_password(settings: Settings, db: Database) -> None:
 
 
 def serve(settings: Settings) -> None:
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    """Run until SIGTERM or SIGINT. Raises ``DataDirInUse`` before touching anything when
+    another instance holds the data directory."""
+    held = datadir.lock(settings.data_dir)
     settings.spool_dir.mkdir(parents=True, exist_ok=True)
     db = Database(settings.resolved_database_url())
     db.migrate()
@@ -110,3 +117,4 @@ def serve(settings: Settings) -> None:
     finally:
         digest.terminate()
         digest.join(timeout=30)
+        held.release()

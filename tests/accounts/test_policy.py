@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from tracebox.accounts.errors import InsufficientScope
-from tracebox.accounts.models import AccessLevel, Scope, User
 from tracebox.accounts.policy import (
     Action,
     Principal,
@@ -13,8 +11,8 @@ from tracebox.accounts.policy import (
     authorize_member_change,
     require_scope,
 )
-from tracebox.errors import Forbidden, NotFound
-from tracebox.models import Project
+from tracebox.errors import Forbidden, InsufficientScope, NotFound
+from tracebox.models import AccessLevel, Project, Scope, User
 
 USER = User(1, "u", "u@example.com", "u", False, False, 0.0)
 ADMIN = User(2, "a", "a@example.com", "a", True, False, 0.0)

@@ -13,8 +13,7 @@ import pytest
 import sqlalchemy as sa
 
 from tracebox.accounts import auth, bootstrap, passwords, personal_tokens, tokens, users
-from tracebox.accounts.errors import Conflict, InvalidParameter
-from tracebox.errors import Unauthorized
+from tracebox.errors import Conflict, InvalidParameter, Unauthorized
 from tracebox.store import Database
 from tracebox.store import tokens as token_store
 from tracebox.store.tables import personal_access_tokens

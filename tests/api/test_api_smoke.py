@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.api.conftest import Api, exception_event
+from tests.inprocess import Api, exception_event
 
 
 def test_user_and_project_flow(api: Api) -> None:

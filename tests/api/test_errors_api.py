@@ -6,9 +6,8 @@ import time
 
 import pytest
 
-from tests.api.conftest import Api, exception_event
-from tracebox.accounts.models import User
-from tracebox.models import Project
+from tests.inprocess import Api, exception_event
+from tracebox.models import Project, User
 from tracebox.store import digest as store_digest
 
 HOUR = 3600
@@ -99,8 +98,8 @@ def test_details_events_and_latest(api: Api, owner: User, project: Project) -> N
     latest = details["latest_event"]
     assert latest["event_id"] == "2" * 32
     frames = latest["stack_trace"]
-    assert [f["function"] for f in frames] == ["main", "handle"]
-    assert frames[0]["context"] == [[9, "def main():"], [10, "    handle()"], [11, ""]]
+    assert [f["function"] for f in frames] == ["dispatch", "main", "handle"]
+    assert frames[1]["context"] == [[9, "def main():"], [10, "    handle()"], [11, ""]]
     assert (
         api.call("GET", errors_url(project, f"/{error['id']}/events/latest"), token).json()
         == latest

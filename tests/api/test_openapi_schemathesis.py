@@ -22,7 +22,7 @@ from schemathesis.checks import (
     status_code_conformance,
 )
 
-from tests.api.conftest import Api, exception_event
+from tests.inprocess import Api, exception_event
 from tracebox.accounts.tokens import digest
 from tracebox.app import create_app
 from tracebox.store import client_keys, tokens

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from tests.api.conftest import Api, exception_event
+from tests.inprocess import Api, exception_event
 from tracebox.accounts import personal_tokens
-from tracebox.accounts.models import AccessLevel
+from tracebox.models import AccessLevel
 from tracebox.store import client_keys, members
 
 CALLERS = (

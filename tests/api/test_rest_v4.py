@@ -7,9 +7,8 @@ import datetime as dt
 
 import pytest
 
-from tests.api.conftest import Api
-from tracebox.accounts.models import AccessLevel, User
-from tracebox.models import Project
+from tests.inprocess import Api
+from tracebox.models import AccessLevel, Project, User
 
 
 @pytest.fixture

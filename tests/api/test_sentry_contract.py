@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.api.conftest import Api, exception_event
+from tests.inprocess import Api, exception_event
 
 ISO_Z = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$")
 # GitLab lib/error_tracking/sentry_client/pagination_parser.rb
@@ -179,8 +179,8 @@ def test_issue_details_latest_event_and_update(sentry: tuple[Api, str, int]) -> 
     for frame in frames:  # GitLab's stack trace builder reads these
         for key in ("function", "colNo", "lineNo", "filename", "context", "absPath", "inApp"):
             assert key in frame
-    assert frames[0]["context"][0] == [9, "def main():"]
-    assert frames[0]["context"][1] == [10, "    handle()"]
+    assert frames[1]["context"][0] == [9, "def main():"]
+    assert frames[1]["context"][1] == [10, "    handle()"]
 
     put = api.client.put(f"/api/0/issues/{issue_id}/", json={"status": "resolved"}, headers=auth)
     assert put.status_code == 200 and put.json()["status"] == "resolved"

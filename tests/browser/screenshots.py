@@ -17,8 +17,8 @@ from playwright.sync_api import Page, sync_playwright
 from tests.browser.demo_data import populate
 from tests.browser.harness import launch_browser, sign_in
 from tests.helpers import free_port, start_server
-from tracebox.accounts.models import AccessLevel
 from tracebox.config import Settings
+from tracebox.models import AccessLevel
 from tracebox.store import Database, members, projects
 from tracebox.tracking import settings as tracking_settings
 

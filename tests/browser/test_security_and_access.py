@@ -137,9 +137,15 @@ def test_phone_width_and_keyboard(browser: Browser, tracebox: Tracebox) -> None:
     base = tracebox.url
     sign_in(page, base, "root", tracebox.root_password)
     path = create_project(page, base, "Phone")
+    page.goto(f"{base}/{path}/-/error_tracking")  # the first-run page, with its snippets
+    page.wait_for_load_state()
+    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0, f"the first-run page scrolls sideways by {overflow}px at 375px"
     send_event(
         page, base, path, {"exception": {"values": [{"type": "LongError", "value": "y" * 300}]}}
     )
+    page.goto(f"{base}/{path}/-/error_tracking")
+    reload_until(page, "LongError")  # the event reaches the list through the digest
     for suffix in ("error_tracking", "settings/monitor", "project_members"):
         page.goto(f"{base}/{path}/-/{suffix}")
         page.wait_for_load_state()

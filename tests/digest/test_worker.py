@@ -9,23 +9,22 @@ import sqlalchemy as sa
 
 from tracebox.config import Settings
 from tracebox.digest.worker import DigestWorker
-from tracebox.protocol.event import normalize_event
-from tracebox.spool import SpoolReader, SpoolWriter
+from tracebox.spool import RecordKind, SpoolReader, SpoolRecord, SpoolWriter
 from tracebox.store import Database, projects
 from tracebox.store.tables import dropped_items, events
 
 
 def event_record(project_id: int, n: int) -> bytes:
     raw = {"event_id": f"{n:032x}", "message": f"order {n} failed", "level": "error"}
-    event = normalize_event(raw, received_at=time.time(), client_ip=None)
-    record = {
-        "kind": "event",
-        "project_id": project_id,
-        "key_id": 1,
-        "received": time.time(),
-        "payload": event,
-    }
-    return orjson.dumps(record)
+    record = SpoolRecord(
+        kind=RecordKind.EVENT,
+        project_id=project_id,
+        key_id=1,
+        received=time.time(),
+        payload=orjson.dumps(raw),
+        event_id=f"{n:032x}",
+    )
+    return record.encode()
 
 
 def spool(settings: Settings, records: list[bytes]) -> None:
@@ -72,3 +71,38 @@ def test_batches_are_applied_once(settings: Settings, db: Database) -> None:
     assert worker.stats.batches == 3
     assert worker.drain() == 0
     assert len(stored_ids(db)) == 25
+
+
+def test_a_record_of_the_previous_spool_format_is_digested(
+    settings: Settings, db: Database
+) -> None:
+    """A spool left by the version that normalized at ingestion survives an upgrade."""
+    with db.write() as conn:
+        project = projects.create(conn, "acme/web", "web")
+    now = time.time()
+    event = {"event_id": "e" * 32, "timestamp": now, "received": now, "platform": "python"}
+    event |= {"level": "error", "environment": "production", "tags": [["shard", "3"]]}
+    event |= {"logentry": {"message": "old format", "params": [], "formatted": "old format"}}
+    legacy = {"kind": "event", "project_id": project.id, "key_id": 1, "received": now}
+    spool(settings, [orjson.dumps({**legacy, "payload": event}), event_record(project.id, 1)])
+    worker = DigestWorker(db, SpoolReader(settings.spool_dir), batch_size=10)
+    assert worker.drain() == 2
+    assert stored_ids(db) == {"e" * 32, f"{1:032x}"}
+
+
+def test_unusable_records_are_set_aside_and_counted_per_project(
+    settings: Settings, db: Database
+) -> None:
+    with db.write() as conn:
+        project = projects.create(conn, "acme/web", "web")
+    good = event_record(project.id, 1)
+    not_json = SpoolRecord(RecordKind.EVENT, project.id, 1, time.time(), b'{"a": }', None)
+    header = orjson.dumps({"k": "attachment", "p": project.id, "c": 1, "r": time.time()})
+    unknown_kind = b"\x01" + len(header).to_bytes(4, "little") + header + b"data"
+    spool(settings, [not_json.encode(), b"\x07garbage", unknown_kind, good])
+    worker = DigestWorker(db, SpoolReader(settings.spool_dir), batch_size=10)
+    assert worker.drain() == 4
+    assert stored_ids(db) == {f"{1:032x}"}
+    with db.read() as conn:
+        dropped = {r.item_type: r.count for r in conn.execute(sa.select(dropped_items))}
+    assert dropped == {"event_invalid_json": 1, "record_unreadable": 1}

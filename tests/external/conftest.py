@@ -6,12 +6,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from starlette.testclient import TestClient
 
-from tests.api.conftest import Api
 from tests.external.fake_sentry import FakeSentry, RunningFake
-from tests.ui.conftest import Ui
-from tracebox.app import create_app
+from tests.inprocess import Api, Ui, api_client, ui_client
 from tracebox.config import Settings
 from tracebox.store import Database
 
@@ -40,11 +37,9 @@ def settings(tmp_path: Path, database_url: str) -> Settings:
 
 @pytest.fixture
 def api(settings: Settings, db: Database) -> Iterator[Api]:
-    with TestClient(create_app(settings)) as client:
-        yield Api(client, db, settings)
+    yield from api_client(settings, db)
 
 
 @pytest.fixture
 def ui(settings: Settings, db: Database) -> Iterator[Ui]:
-    with TestClient(create_app(settings), base_url="http://testserver") as client:
-        yield Ui(client, db, settings)
+    yield from ui_client(settings, db)

@@ -7,11 +7,9 @@ from urllib.parse import unquote
 
 import pytest
 
-from tests.api.conftest import Api
 from tests.external.fake_sentry import TOKEN, FakeSentry
-from tests.ui.conftest import Ui
-from tracebox.accounts.models import User
-from tracebox.models import Project
+from tests.inprocess import Api, Ui
+from tracebox.models import Project, User
 
 pytestmark = pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 ERRORS = "/api/v4/projects/{id}/error_tracking/errors"
@@ -130,3 +128,24 @@ def test_ui_shows_a_sentry_failure_as_a_message(ui: Ui, fake_sentry: FakeSentry)
     page = ui.client.get("/acme/web/-/error_tracking")
     assert page.status_code == 400
     assert "is not numeric" in page.text
+
+
+def test_sentry_api_issue_of_a_linked_project(api: Api, fake_sentry: FakeSentry) -> None:
+    """``/api/0/issues/{id}/`` routes through the project's source: an issue of the linked
+    Sentry project is answered (and changed) there; others stay 404; strangers see none."""
+    project, _, token = linked(api, fake_sentry)
+    auth = {"Authorization": f"Bearer {token}"}
+    issue = api.client.get("/api/0/issues/1003/", headers=auth)
+    assert issue.status_code == 200, issue.text
+    body = issue.json()
+    assert body["id"] == "1003" and body["title"] == "ZeroDivisionError: fake error 3"
+    assert body["project"]["id"] == str(project.id)
+    latest = api.client.get("/api/0/issues/1003/events/latest/", headers=auth).json()
+    assert latest["groupID"] == "1003"
+    changed = api.client.put("/api/0/issues/1003/", headers=auth, json={"status": "resolved"})
+    assert changed.json()["status"] == "resolved"
+    assert fake_sentry.issues["1003"]["status"] == "resolved"
+    assert api.client.get("/api/0/issues/999999/", headers=auth).status_code == 404
+    stranger = api.token(api.user("stranger"))
+    hidden = api.client.get("/api/0/issues/1003/", headers={"Authorization": f"Bearer {stranger}"})
+    assert hidden.status_code == 404

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from tests.external.conftest import READ_TIMEOUT_S
 from tests.external.fake_sentry import TOKEN, FakeSentry
 from tests.helpers import free_port
-from tests.ui.conftest import Ui
+from tests.inprocess import Ui
 from tracebox.store import projects
 
 pytestmark = pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
@@ -67,11 +65,11 @@ def test_404_when_the_monitor_feature_is_disabled(ui: Ui, fake_sentry: FakeSentr
 def test_sentry_errors_give_a_message_that_names_the_cause(
     ui: Ui, fake_sentry: FakeSentry, suffix: str, token: str, message: str
 ) -> None:
-    started = time.monotonic()
+    # For /slow the message itself proves the read timeout cut the request short: the
+    # fake answers valid JSON after SLOW_SECONDS, which would not name a timeout.
     r = connect(ui, fake_sentry.url + suffix, token)
     assert r.status_code == 400  # type: ignore[attr-defined]
     assert message in r.json()["message"]  # type: ignore[attr-defined]
-    assert time.monotonic() - started < READ_TIMEOUT_S + 2
 
 
 def test_connection_refused(ui: Ui) -> None:

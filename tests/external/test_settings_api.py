@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.api.conftest import Api
 from tests.external.fake_sentry import TOKEN, FakeSentry
-from tracebox.accounts.models import AccessLevel
+from tests.inprocess import Api
+from tracebox.models import AccessLevel
 from tracebox.store import projects
 
 pytestmark = pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)

@@ -9,7 +9,7 @@ import sqlalchemy as sa
 
 from tests.external.fake_sentry import TOKEN, FakeSentry
 from tests.external.test_external_errors import linked
-from tests.ui.conftest import Ui
+from tests.inprocess import Ui
 from tracebox.store.tables import error_tracking_settings
 from tracebox.tracking.crypto import TokenCipher
 

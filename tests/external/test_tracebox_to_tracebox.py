@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from tests.helpers import LiveServer, cli, start_server, tracebox_env, wait_for
-from tests.ui.conftest import CSRF
+from tests.inprocess import CSRF
 from tracebox.config import Settings
 
 PASSWORD = "a long enough password 1"

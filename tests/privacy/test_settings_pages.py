@@ -5,23 +5,25 @@ from __future__ import annotations
 
 import html
 import re
+import time
 
 import orjson
 
-from tests.api.conftest import Api, api  # noqa: F401  (fixture)
+from tests.inprocess import Api, Ui
 from tests.privacy import secrets as s
-from tests.ui.conftest import Ui, ui  # noqa: F401  (fixture)
-from tracebox.accounts.models import AccessLevel
 from tracebox.digest.prepare import Preparer
+from tracebox.models import AccessLevel
 from tracebox.privacy import IpMode, PrivacySettings
 from tracebox.protocol.event import normalize_event
+from tracebox.spool.record import RecordKind, SpoolRecord
+from tracebox.store import digest as store_digest
 from tracebox.store import privacy as privacy_store
 from tracebox.store.payloads import decode
 
 PRIVACY = "/api/v4/projects/{}/error_tracking/privacy"
 
 
-def test_api_reads_defaults_and_changes_given_attributes(api: Api) -> None:  # noqa: F811
+def test_api_reads_defaults_and_changes_given_attributes(api: Api) -> None:
     owner = api.user("owner")
     project = api.project("acme/web", owner)
     token = api.token(owner)
@@ -52,7 +54,7 @@ def test_api_reads_defaults_and_changes_given_attributes(api: Api) -> None:  # n
         )
 
 
-def test_api_refuses_bad_settings(api: Api) -> None:  # noqa: F811
+def test_api_refuses_bad_settings(api: Api) -> None:
     owner = api.user("owner")
     project = api.project("acme/web", owner)
     token = api.token(owner)
@@ -72,7 +74,7 @@ def test_api_refuses_bad_settings(api: Api) -> None:  # noqa: F811
     )
 
 
-def test_settings_change_what_the_digest_stores(api: Api) -> None:  # noqa: F811
+def test_settings_change_what_the_digest_stores(api: Api) -> None:
     owner = api.user("owner")
     project = api.project("acme/web", owner)
     token = api.token(owner)
@@ -92,7 +94,7 @@ def test_settings_change_what_the_digest_stores(api: Api) -> None:  # noqa: F811
     extra = {"debug_token": "keep-me-1", "order_ref": "hide-me-2", "password": "hide-me-3"}
     event = normalize_event({"message": "x", "extra": extra}, received_at=1.0, client_ip=None)
     record = {"kind": "event", "project_id": project.id, "key_id": 1, "received": 1.0}
-    batch = Preparer(load).prepare([orjson.dumps({**record, "payload": event})])
+    batch = Preparer(privacy_settings=load).prepare([orjson.dumps({**record, "payload": event})])
     assert worker_reads == [{project.id}]  # once per batch
     stored = decode(batch.events[0].payload)
     assert stored["extra"] == {
@@ -102,7 +104,7 @@ def test_settings_change_what_the_digest_stores(api: Api) -> None:  # noqa: F811
     }
 
 
-def test_ui_settings_page_saves_and_explains_errors(ui: Ui) -> None:  # noqa: F811
+def test_ui_settings_page_saves_and_explains_errors(ui: Ui) -> None:
     owner = ui.user("owner")
     project = ui.project("acme/web", owner)
     ui.sign_in(owner)
@@ -136,7 +138,7 @@ def test_ui_settings_page_saves_and_explains_errors(ui: Ui) -> None:  # noqa: F8
     assert 'value="store" checked' not in r.text or "x</textarea>" in r.text
 
 
-def test_ui_settings_page_is_for_maintainers(ui: Ui) -> None:  # noqa: F811
+def test_ui_settings_page_is_for_maintainers(ui: Ui) -> None:
     owner = ui.user("owner")
     project = ui.project("acme/web", owner)
     dev = ui.user("dev")
@@ -145,10 +147,10 @@ def test_ui_settings_page_is_for_maintainers(ui: Ui) -> None:  # noqa: F811
     assert ui.client.get("/acme/web/-/settings/privacy").status_code == 403
 
 
-def test_details_page_marks_every_scrubbed_value_and_names_the_rule(ui: Ui) -> None:  # noqa: F811
+def test_details_page_marks_every_scrubbed_value_and_names_the_rule(ui: Ui) -> None:
     owner = ui.user("owner")
     project = ui.project("acme/web", owner)
-    ui.events(project, s.raw_event())
+    _digest(ui, project.id, s.raw_event())
     ui.sign_in(owner)
     listing = ui.client.get("/acme/web/-/error_tracking").text
     error_id = re.search(r"/acme/web/-/error_tracking/(\d+)", listing).group(1)  # type: ignore[union-attr]
@@ -162,3 +164,14 @@ def test_details_page_marks_every_scrubbed_value_and_names_the_rule(ui: Ui) -> N
     assert {"sensitive-key", "credit-card", "bearer-token"} <= rules
     assert "unknown" not in rules  # every marker names the rule that filtered it
     assert 'id="privacy"' in body and "Safe fields (Settings &gt; Privacy)" in body
+
+
+def _digest(domain: Ui, project_id: int, raw: dict[str, object]) -> None:
+    """Through the digest's preparation as the worker runs it: spool record in, rows out."""
+    record = SpoolRecord(
+        RecordKind.EVENT, project_id, 1, time.time(), orjson.dumps(raw), client_ip="192.0.2.1"
+    )
+    batch = Preparer(privacy_settings=lambda ids: {}).prepare([record.encode()])
+    assert batch.events and not batch.invalid
+    with domain.db.write() as conn:
+        store_digest.write_events(conn, batch.events)

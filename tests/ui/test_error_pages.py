@@ -9,9 +9,8 @@ import time
 
 import pytest
 
-from tests.ui.conftest import Ui, exception_event
-from tracebox.accounts.models import AccessLevel, User
-from tracebox.models import Project
+from tests.inprocess import Ui, exception_event
+from tracebox.models import AccessLevel, Project, User
 from tracebox.store import errors_read
 
 

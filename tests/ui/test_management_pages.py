@@ -7,9 +7,8 @@ import re
 
 import pytest
 
-from tests.ui.conftest import Ui
-from tracebox.accounts.models import AccessLevel, User
-from tracebox.models import Project
+from tests.inprocess import Ui
+from tracebox.models import AccessLevel, Project, User
 from tracebox.store import accounts, client_keys, members, projects
 
 SETTINGS = "/acme/web/-/settings/monitor"

@@ -6,7 +6,7 @@ import re
 
 from starlette.testclient import TestClient
 
-from tests.ui.conftest import PASSWORD, Ui
+from tests.inprocess import PASSWORD, Ui
 from tracebox.accounts import users
 from tracebox.app import create_app
 from tracebox.store import accounts

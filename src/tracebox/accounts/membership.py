@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from sqlalchemy import Connection
 
-from tracebox.accounts.errors import Conflict, InvalidParameter
-from tracebox.accounts.models import AccessLevel, Member
 from tracebox.accounts.policy import authorize_member_change
 from tracebox.accounts.projects import ProjectAccess
-from tracebox.errors import BadRequest, NotFound
+from tracebox.errors import BadRequest, Conflict, InvalidParameter, NotFound
+from tracebox.models import AccessLevel, Member
 from tracebox.store import accounts, members
 
 

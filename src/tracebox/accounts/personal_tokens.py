@@ -8,10 +8,9 @@ import time
 from sqlalchemy import Connection
 
 from tracebox.accounts import tokens
-from tracebox.accounts.errors import InvalidParameter
-from tracebox.accounts.models import PersonalAccessToken, Scope
 from tracebox.accounts.policy import Principal, authorize_token
-from tracebox.errors import NotFound
+from tracebox.errors import InvalidParameter, NotFound
+from tracebox.models import PersonalAccessToken, Scope
 from tracebox.store import tokens as token_store
 
 MAX_NAME_LENGTH = 255

@@ -13,10 +13,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from tracebox.accounts import tokens
-from tracebox.accounts.errors import InsufficientScope
-from tracebox.accounts.models import AccessLevel, Scope, User
-from tracebox.errors import Forbidden, NotFound
-from tracebox.models import Project
+from tracebox.errors import Forbidden, InsufficientScope, NotFound
+from tracebox.models import AccessLevel, Project, Scope, User
 
 MONITOR_DISABLED = "disabled"
 MONITOR_LEVELS = ("enabled", "disabled")

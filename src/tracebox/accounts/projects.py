@@ -8,17 +8,15 @@ from dataclasses import dataclass
 from sqlalchemy import Connection
 from sqlalchemy.exc import IntegrityError
 
-from tracebox.accounts.errors import Conflict, InvalidParameter
-from tracebox.accounts.models import AccessLevel
 from tracebox.accounts.policy import MONITOR_LEVELS, Action, Principal, authorize
-from tracebox.models import Project
+from tracebox.errors import Conflict, InvalidParameter
+from tracebox.models import MAX_ID, AccessLevel, Project
 from tracebox.store import members, projects
 
 SEGMENT = r"[A-Za-z0-9_][A-Za-z0-9_.-]*"
 PATH_PATTERN = re.compile(rf"{SEGMENT}(/{SEGMENT})*")
 MAX_PATH_LENGTH = 255  # projects.path column
 MAX_NAME_LENGTH = 255  # projects.name column
-MAX_ID = 2**63 - 1  # BIGINT: larger numbers cannot name a row
 
 
 @dataclass(frozen=True)

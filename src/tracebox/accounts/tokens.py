@@ -12,8 +12,8 @@ import datetime as dt
 import hashlib
 import secrets
 
-from tracebox.accounts.errors import InvalidParameter
-from tracebox.accounts.models import Scope
+from tracebox.errors import InvalidParameter
+from tracebox.models import Scope
 
 TOKEN_PREFIX = "tbpat-"
 TOKEN_RANDOM_BYTES = 30  # 240 bits; the issue asks for at least 160

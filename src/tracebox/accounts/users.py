@@ -9,9 +9,8 @@ from sqlalchemy import Connection
 from sqlalchemy.exc import IntegrityError
 
 from tracebox.accounts import passwords
-from tracebox.accounts.errors import Conflict, InvalidParameter
-from tracebox.accounts.models import User
-from tracebox.errors import NotFound
+from tracebox.errors import Conflict, InvalidParameter, NotFound
+from tracebox.models import User
 from tracebox.store import accounts
 
 # Anchored, so the API's OpenAPI document can publish them as they are.

@@ -26,6 +26,7 @@ from tracebox.api import (
 from tracebox.api import sentry as sentry_routes
 from tracebox.api.context import ApiContext
 from tracebox.api.rawpath import ApiMount, EncodedSlashPaths
+from tracebox.asgi import OneReadPerRequest
 
 __all__ = ["ApiContext", "create_sentry", "create_v4", "mounts"]
 
@@ -55,6 +56,7 @@ def create_v4(ctx: ApiContext) -> FastAPI:
     for module in (routes_users, routes_projects, routes_tracking, routes_errors, routes_privacy):
         app.include_router(module.router)
     problems.install(app, problems.gitlab_body)
+    app.add_middleware(OneReadPerRequest, db=ctx.db)
     app.add_middleware(EncodedSlashPaths)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app
@@ -66,6 +68,7 @@ def create_sentry(ctx: ApiContext) -> FastAPI:
     app.state.api_context = ctx
     app.include_router(sentry_routes.router)
     problems.install(app, problems.sentry_body)
+    app.add_middleware(OneReadPerRequest, db=ctx.db)
     app.add_middleware(EncodedSlashPaths)
     return app
 

@@ -15,11 +15,11 @@ from tracebox.accounts import projects as project_access
 from tracebox.accounts.policy import Action, Principal, require_scope
 from tracebox.accounts.projects import ProjectAccess
 from tracebox.config import Settings
+from tracebox.models import MAX_ID
 from tracebox.store import Database
 from tracebox.tracking import ExternalBackend
 
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-MAX_ID = 2**63 - 1  # BIGINT ids; larger numbers are refused as invalid
 
 
 @dataclass(frozen=True)

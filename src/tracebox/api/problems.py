@@ -16,10 +16,20 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException
+from starlette.middleware.exceptions import ExceptionMiddleware
 from starlette.responses import Response
 
-from tracebox.accounts.errors import Conflict, InsufficientScope, InvalidParameter
-from tracebox.errors import BadRequest, Forbidden, NotFound, TraceboxError, Unauthorized
+from tracebox.errors import (
+    BadRequest,
+    Conflict,
+    Forbidden,
+    InsufficientScope,
+    InvalidParameter,
+    NotFound,
+    TraceboxError,
+    Unauthorized,
+    retry_after,
+)
 
 log = logging.getLogger("tracebox.api")
 
@@ -79,8 +89,11 @@ def sentry_body(e: TraceboxError) -> dict[str, Any]:
     return {"detail": SENTRY_DETAILS.get(e.status_code, e.message)}
 
 
-def _json(body: dict[str, Any], status: int) -> Response:
-    return Response(orjson.dumps(body), status_code=status, media_type="application/json")
+def _json(body: dict[str, Any], status: int, wait: int | None = None) -> Response:
+    headers = {"Retry-After": str(wait)} if wait is not None else None
+    return Response(
+        orjson.dumps(body), status_code=status, media_type="application/json", headers=headers
+    )
 
 
 def validation_error(e: RequestValidationError) -> InvalidParameter:
@@ -97,7 +110,7 @@ def install(app: FastAPI, render: Any) -> None:
 
     async def known(_: Request, e: Exception) -> Response:
         assert isinstance(e, TraceboxError)
-        return _json(render(e), e.status_code)
+        return _json(render(e), e.status_code, retry_after(e))
 
     async def invalid(_: Request, e: Exception) -> Response:
         assert isinstance(e, RequestValidationError)
@@ -118,4 +131,7 @@ def install(app: FastAPI, render: Any) -> None:
     app.add_exception_handler(TraceboxError, known)
     app.add_exception_handler(RequestValidationError, invalid)
     app.add_exception_handler(HTTPException, http)
-    app.add_exception_handler(Exception, unexpected)
+    # Not add_exception_handler(Exception, ...): Starlette gives that one to its
+    # ServerErrorMiddleware, which answers and then re-raises to the server; this
+    # boundary answers in the API's shape and ends there, as the other surfaces do.
+    app.add_middleware(ExceptionMiddleware, handlers={Exception: unexpected})

@@ -19,8 +19,7 @@ from tracebox.api.pagination import (
     offset_headers,
 )
 from tracebox.models import ErrorStatus
-from tracebox.store import projects
-from tracebox.tracking import ErrorSource, source_for
+from tracebox.tracking import ErrorSource, source_for_project
 from tracebox.tracking.models import ErrorSort, StatusFilter
 
 router = APIRouter(tags=["errors"])
@@ -36,9 +35,7 @@ class StatusIn(BaseModel):
 
 
 def _source(ctx: ApiContext, access: ProjectAccess) -> ErrorSource:
-    with ctx.db.read() as conn:
-        settings = projects.get_settings(conn, access.project.id)
-    return source_for(ctx.db, access.project.id, settings, ctx.external)
+    return source_for_project(ctx.db, access.project.id, ctx.external)
 
 
 @router.get(ERRORS, response_model=list[ErrorOut])

@@ -6,11 +6,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, Body, Query, Request, Response
 
-from tracebox.accounts.errors import InvalidParameter
 from tracebox.api.context import ApiContext, Ctx, IdPath, TrackingAdmin
 from tracebox.api.pagination import PagingParams, offset_headers
 from tracebox.api.schemas import ClientKeyOut, SettingsIn, SettingsOut
-from tracebox.errors import NotFound
+from tracebox.errors import InvalidParameter, NotFound
 from tracebox.store import client_keys
 from tracebox.tracking import external
 from tracebox.tracking import settings as tracking_settings

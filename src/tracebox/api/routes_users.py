@@ -10,10 +10,11 @@ from fastapi import APIRouter, Query, Request, Response
 from tracebox.accounts import personal_tokens
 from tracebox.accounts import users as user_service
 from tracebox.accounts.policy import require_admin
-from tracebox.api.context import MAX_ID, Ctx, CurrentPrincipal, IdPath
+from tracebox.api.context import Ctx, CurrentPrincipal, IdPath
 from tracebox.api.pagination import PagingParams, offset_headers
 from tracebox.api.problems import CONFLICT_RESPONSE
 from tracebox.api.schemas import TokenCreated, TokenIn, TokenOut, UserIn, UserOut
+from tracebox.models import MAX_ID
 from tracebox.store import accounts, tokens
 
 router = APIRouter(tags=["users and tokens"])

@@ -7,17 +7,25 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, StringConstraints
 
-from tracebox.accounts.models import Member, PersonalAccessToken, Scope, User
 from tracebox.accounts.passwords import MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH
 from tracebox.accounts.tokens import expiry_date
 from tracebox.accounts.users import EMAIL_PATTERN, USERNAME_PATTERN
 from tracebox.api.timefmt import iso, iso_or_none
-from tracebox.models import ClientKey, ErrorTrackingSettings, Project
+from tracebox.models import (
+    MAX_ID,
+    ClientKey,
+    ErrorTrackingSettings,
+    Member,
+    PersonalAccessToken,
+    Project,
+    Scope,
+    User,
+)
 from tracebox.protocol.dsn import build_dsn
 
 NO_NUL = r"^[^\x00]*$"  # PostgreSQL text cannot hold NUL characters
 Name = Annotated[str, StringConstraints(min_length=1, max_length=255, pattern=NO_NUL)]
-MAX_ID = 2**63 - 1
+
 RoleLevel = Literal[10, 20, 30, 40, 50]
 MonitorLevel = Literal["enabled", "disabled"]
 

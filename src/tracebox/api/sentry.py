@@ -7,22 +7,23 @@ always present, ``results="true|false"`` saying whether that page has data.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Annotated, Any
 from urllib.parse import unquote
 
 from fastapi import APIRouter, Body, Query, Request, Response
+from sqlalchemy import Connection
 
 from tracebox.accounts import projects as project_access
-from tracebox.accounts.errors import InvalidParameter
 from tracebox.accounts.policy import Action, Principal
 from tracebox.accounts.projects import ProjectAccess
 from tracebox.api import sentry_shapes as shapes
-from tracebox.api.context import MAX_ID, ApiContext, Ctx, CurrentPrincipal
+from tracebox.api.context import ApiContext, Ctx, CurrentPrincipal
 from tracebox.api.pagination import MAX_PER_PAGE
-from tracebox.errors import NotFound
-from tracebox.models import ErrorStatus
+from tracebox.errors import Forbidden, InvalidParameter, NotFound
+from tracebox.models import MAX_ID, ErrorStatus
 from tracebox.store import errors_read, members, projects
-from tracebox.tracking import ErrorSource, source_for
+from tracebox.tracking import ErrorSource, source_for_project
 from tracebox.tracking import cursor as cursors
 from tracebox.tracking.models import ErrorSort, StatusFilter
 
@@ -35,6 +36,7 @@ STATUSES = {
     "ignored": ErrorStatus.IGNORED,
 }
 Json = dict[str, Any]
+MAX_LINKED_PROJECTS = 50  # linked projects asked for an issue id that is not stored here
 
 
 def _link(
@@ -51,21 +53,43 @@ def _link(
 
 
 def _source(ctx: ApiContext, access: ProjectAccess) -> ErrorSource:
-    with ctx.db.read() as conn:
-        settings = projects.get_settings(conn, access.project.id)
-    return source_for(ctx.db, access.project.id, settings, ctx.external)
+    return source_for_project(ctx.db, access.project.id, ctx.external)
 
 
-def _issue_access(
+def _issue(
     ctx: ApiContext, principal: Principal, issue_id: str, action: Action
-) -> tuple[ProjectAccess, int]:
+) -> tuple[ProjectAccess, ErrorSource, int]:
+    """The project holding issue ``issue_id`` and its error source: the project of a
+    stored error, else the project linked to a Sentry server whose issue it is (among the
+    linked projects the principal may ``action`` on), as GitLab reads ``/issues/{id}/``."""
     if not (issue_id.isascii() and issue_id.isdigit()) or int(issue_id) > MAX_ID:
         raise NotFound("Issue")
+    error_id = int(issue_id)
     with ctx.db.read() as conn:
-        project_id = errors_read.project_of_error(conn, int(issue_id))
-        if project_id is None:
-            raise NotFound("Issue")
-        return project_access.resolve_id(conn, principal, project_id, action), int(issue_id)
+        project_id = errors_read.project_of_error(conn, error_id)
+        if project_id is not None:
+            access = project_access.resolve_id(conn, principal, project_id, action)
+            return access, _source(ctx, access), error_id
+        linked = [
+            found
+            for pid in projects.linked_to_sentry(conn, MAX_LINKED_PROJECTS)
+            if (found := _may(conn, principal, pid, action)) is not None
+        ]
+    for access in linked:
+        source = _source(ctx, access)
+        with contextlib.suppress(NotFound):
+            source.get(error_id)  # cached for the handler's own call
+            return access, source, error_id
+    raise NotFound("Issue")
+
+
+def _may(
+    conn: Connection, principal: Principal, project_id: int, action: Action
+) -> ProjectAccess | None:
+    try:
+        return project_access.resolve_id(conn, principal, project_id, action)
+    except (NotFound, Forbidden):
+        return None
 
 
 @router.get("/projects/")
@@ -134,16 +158,16 @@ def list_issues(
 @router.get("/issues/{issue_id}/")
 @router.get("/organizations/{org}/issues/{issue_id}/")
 def get_issue(issue_id: str, ctx: Ctx, principal: CurrentPrincipal) -> Json:
-    access, error_id = _issue_access(ctx, principal, issue_id, Action.READ_ERRORS)
-    details = _source(ctx, access).get(error_id)
+    access, source, error_id = _issue(ctx, principal, issue_id, Action.READ_ERRORS)
+    details = source.get(error_id)
     return shapes.issue_details(details, access.project, ctx.settings.external_url)
 
 
 @router.get("/issues/{issue_id}/events/latest/")
 @router.get("/organizations/{org}/issues/{issue_id}/events/latest/")
 def latest_event(issue_id: str, ctx: Ctx, principal: CurrentPrincipal) -> Json:
-    access, error_id = _issue_access(ctx, principal, issue_id, Action.READ_ERRORS)
-    details = _source(ctx, access).get(error_id)
+    _, source, error_id = _issue(ctx, principal, issue_id, Action.READ_ERRORS)
+    details = source.get(error_id)
     if details.latest_event is None:
         raise NotFound("Event")
     return shapes.event(details.latest_event, details.error)
@@ -155,8 +179,7 @@ def update_issue(
     issue_id: str, ctx: Ctx, principal: CurrentPrincipal, body: Annotated[dict[str, Any], Body()]
 ) -> Json:
     """Sentry answers with the changed fields; GitLab only needs a non-empty object."""
-    access, error_id = _issue_access(ctx, principal, issue_id, Action.UPDATE_ERROR)
-    source = _source(ctx, access)
+    _, source, error_id = _issue(ctx, principal, issue_id, Action.UPDATE_ERROR)
     requested = body.get("status")
     if requested is None:
         return {"status": source.get(error_id).error.status.value, "statusDetails": {}}

@@ -1,84 +1,143 @@
-"""Turn decoded spool records into rows for the store (pure: no I/O)."""
+"""Turn spool records into rows for the store (pure: no I/O).
+
+Ingest spools each item as the SDK sent it; this is where it is parsed, once. Per event,
+in this order (docs/design.md "Digest pipeline")::
+
+    normalize -> scrub -> symbolicate -> group -> summarize -> encode
+
+``normalize`` is ``protocol.event.normalize_event``; ``stages`` run next, in the order
+given: privacy scrubbing first, then symbolication, each a pure function of the event;
+then ``grouping.calculate``, ``protocol.event.summarize`` and ``store.payloads``.
+
+A record that cannot be used (not JSON, not an object, an invalid session, a kind this
+version does not know) is set aside: counted per project and reason in ``dropped``,
+never raised, so it cannot block the spool.
+"""
 
 from __future__ import annotations
 
+import logging
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
 from tracebox import grouping, privacy
-from tracebox.protocol.event import summarize
+from tracebox.protocol.event import normalize_event, summarize
+from tracebox.protocol.session import (
+    SessionAggregate,
+    SessionUpdate,
+    normalize_session,
+    normalize_session_aggregates,
+)
+from tracebox.spool.record import RecordError, RecordKind, SpoolRecord
 from tracebox.store.digest import PreparedEvent
 from tracebox.store.payloads import PayloadEncoder
+
+log = logging.getLogger("tracebox.digest")
+
+Event = dict[str, Any]
+# A step between normalization and grouping (scrubbing, symbolication): event in, event out.
+Stage = Callable[[Event], Event]
+# The privacy settings of a batch's projects (issue 11), read once per batch.
+PrivacyLoader = Callable[[set[int]], Mapping[int, privacy.PrivacySettings]]
+
+
+class InvalidRecord(Exception):
+    """A record whose payload cannot be stored; ``reason`` names why (``invalid_json``...)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 @dataclass
 class PreparedBatch:
     events: list[PreparedEvent] = field(default_factory=list)
-    sessions: dict[int, list[dict[str, Any]]] = field(default_factory=lambda: defaultdict(list))
-    aggregates: dict[int, list[dict[str, Any]]] = field(default_factory=lambda: defaultdict(list))
+    sessions: dict[int, list[SessionUpdate]] = field(default_factory=lambda: defaultdict(list))
+    aggregates: dict[int, list[SessionAggregate]] = field(default_factory=lambda: defaultdict(list))
+    # Items accepted but not stored, per (project, item type or "<kind>_<reason>").
     dropped: dict[tuple[int, str], int] = field(default_factory=lambda: defaultdict(int))
-    invalid: int = 0
-
-
-# The privacy settings of the projects of a batch, read once per batch by the worker.
-PrivacyLoader = Callable[[set[int]], Mapping[int, privacy.PrivacySettings]]
+    # Records set aside by reason (the dropped ones above, and those with no project).
+    invalid: dict[str, int] = field(default_factory=lambda: defaultdict(int))
 
 
 class Preparer:
-    def __init__(self, privacy_settings: PrivacyLoader | None = None) -> None:
+    """Not thread-safe (one compressor); one per digest worker."""
+
+    def __init__(
+        self, stages: Sequence[Stage] = (), privacy_settings: PrivacyLoader | None = None
+    ) -> None:
         self._payloads = PayloadEncoder()
-        self._privacy_settings = privacy_settings
+        self._stages = tuple(stages)
+        self._load_privacy = privacy_settings
         self._privacy: Mapping[int, privacy.PrivacySettings] = {}
 
-    def prepare(self, records: list[bytes]) -> PreparedBatch:
+    def prepare(self, records: Sequence[bytes]) -> PreparedBatch:
         batch = PreparedBatch()
         decoded = []
         for raw in records:
             try:
-                decoded.append(orjson.loads(raw))
-            except orjson.JSONDecodeError:
-                batch.invalid += 1
-        if self._privacy_settings is not None:
-            projects = {r.get("project_id") for r in decoded if isinstance(r, dict)}
-            self._privacy = self._privacy_settings({p for p in projects if type(p) is int})
+                decoded.append(SpoolRecord.decode(raw))
+            except RecordError as e:
+                _set_aside(batch, e.project_id, "record", "unreadable")
+                log.error("spool record set aside: %s", e)
+        if self._load_privacy is not None:
+            self._privacy = self._load_privacy({r.project_id for r in decoded})
         for record in decoded:
             try:
                 self._add(batch, record)
-            except (AttributeError, KeyError, TypeError, ValueError):
-                # A record is validated before it is spooled; this only guards against a
-                # bug so one bad record cannot block the spool forever.
-                batch.invalid += 1
+            except InvalidRecord as e:
+                _set_aside(batch, record.project_id, record.kind, e.reason)
+            except Exception:
+                # A bug must not stall the spool: this record is set aside, the rest go on.
+                log.exception("spool record (%s) set aside: processing failed", record.kind)
+                _set_aside(batch, record.project_id, record.kind, "failed")
         return batch
 
     @staticmethod
     def project_of(raw: bytes) -> int | None:
         """The project a spool record belongs to, if it can be read."""
         try:
-            return int(orjson.loads(raw)["project_id"])
-        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
-            return None
+            return SpoolRecord.decode(raw).project_id
+        except RecordError as e:
+            return e.project_id
 
-    def _add(self, batch: PreparedBatch, record: dict[str, Any]) -> None:
-        kind, project_id, payload = record["kind"], int(record["project_id"]), record["payload"]
-        if kind == "event":
-            batch.events.append(self.prepare_event(project_id, payload))
-        elif kind == "session":
-            batch.sessions[project_id].append(payload)
-        elif kind == "sessions":
-            batch.aggregates[project_id].extend(payload)
-        elif kind == "dropped":
-            for item_type, n in payload.items():
-                batch.dropped[(project_id, item_type)] += int(n)
+    def _add(self, batch: PreparedBatch, record: SpoolRecord) -> None:
+        kind, project_id = record.kind, record.project_id
+        if kind is RecordKind.EVENT:
+            batch.events.append(self.prepare_event(project_id, self._normalized(record)))
+        elif kind is RecordKind.SESSION:
+            batch.sessions[project_id].append(_session(record))
+        elif kind is RecordKind.SESSIONS:
+            batch.aggregates[project_id].extend(_aggregates(record))
+        elif kind is RecordKind.DROPPED:
+            for item_type, n in _dropped_counts(record).items():
+                batch.dropped[(project_id, item_type)] += n
+
+    def _normalized(self, record: SpoolRecord) -> Event:
+        """normalize -> scrub -> symbolicate."""
+        raw = _parse_object(record.payload)
+        if record.normalized:
+            event = raw
         else:
-            raise ValueError(f"unknown spool record kind {kind!r}")
+            event = normalize_event(
+                raw,
+                received_at=record.received,
+                client_ip=record.client_ip,
+                event_id=record.event_id,
+            )
+        # Before anything is derived from the event: grouping, summary, payload (issue 11).
+        settings = self._privacy.get(record.project_id, privacy.DEFAULT_SETTINGS)
+        event = privacy.scrub(event, settings)
+        for stage in self._stages:
+            event = stage(event)
+        return event
 
-    def prepare_event(self, project_id: int, event: dict[str, Any]) -> PreparedEvent:
-        # Scrubbed before anything is derived from it: grouping, summary, payload.
-        event = privacy.scrub(event, self._privacy.get(project_id, privacy.DEFAULT_SETTINGS))
+    def prepare_event(self, project_id: int, event: Event) -> PreparedEvent:
+        """group -> summarize -> encode, for a normalized (and scrubbed) event."""
         group = grouping.calculate(event)
         summary = summarize(event)
         return PreparedEvent(
@@ -100,3 +159,53 @@ class Preparer:
             user_key=summary.user_key,
             payload=self._payloads.encode(event),
         )
+
+
+def _set_aside(batch: PreparedBatch, project_id: int | None, kind: str, reason: str) -> None:
+    batch.invalid[f"{kind}_{reason}"] += 1
+    if project_id is not None:
+        batch.dropped[(project_id, f"{kind}_{reason}")] += 1
+
+
+def _parse(payload: bytes) -> Any:
+    try:
+        return orjson.loads(payload)
+    except orjson.JSONDecodeError:
+        raise InvalidRecord("invalid_json") from None
+
+
+def _parse_object(payload: bytes) -> Event:
+    value = _parse(payload)
+    if not isinstance(value, dict):
+        raise InvalidRecord("not_an_object")
+    return value
+
+
+def _session(record: SpoolRecord) -> SessionUpdate:
+    # Sessions are dropped silently when invalid, as Relay does (counted, never an error).
+    raw = _parse(record.payload)
+    if record.normalized:
+        update: SessionUpdate = raw
+        return update
+    normalized = normalize_session(raw, received_at=record.received)
+    if normalized is None:
+        raise InvalidRecord("invalid")
+    return normalized
+
+
+def _aggregates(record: SpoolRecord) -> list[SessionAggregate]:
+    raw = _parse(record.payload)
+    if record.normalized:
+        aggregates: list[SessionAggregate] = raw
+        return aggregates
+    normalized = normalize_session_aggregates(raw, received_at=record.received)
+    if not normalized:
+        raise InvalidRecord("invalid")
+    return normalized
+
+
+def _dropped_counts(record: SpoolRecord) -> dict[str, int]:
+    counts = _parse_object(record.payload)
+    if not all(isinstance(n, int) and not isinstance(n, bool) for n in counts.values()):
+        raise InvalidRecord("invalid")
+    return counts

@@ -10,6 +10,7 @@ from sqlalchemy import Connection
 from sqlalchemy.exc import SQLAlchemyError
 
 from tracebox.digest.prepare import PreparedBatch, Preparer
+from tracebox.logcondition import LoggedCondition, first_line
 from tracebox.metrics import Metrics
 from tracebox.privacy import PrivacySettings
 from tracebox.spool import Batch, SpoolReader
@@ -46,7 +47,7 @@ class DigestWorker:
         self.metrics = metrics
         self.reader = reader
         self.batch_size = batch_size
-        self.preparer = Preparer(self._privacy_settings)
+        self.preparer = Preparer(privacy_settings=self._privacy_settings)
         self.stats = DigestStats()
 
     def run_once(self) -> int:
@@ -123,7 +124,8 @@ class DigestWorker:
             store_digest.write_session_aggregates(conn, project_id, aggregates)
         store_digest.add_dropped(conn, prepared.dropped)
         if prepared.invalid:
-            log.error("skipped %d undecodable spool records", prepared.invalid)
+            log.warning("spool records set aside: %s", dict(prepared.invalid))
+            result.invalid.update(prepared.invalid)
         return result
 
     def _privacy_settings(self, project_ids: set[int]) -> dict[int, PrivacySettings]:
@@ -143,12 +145,28 @@ class DigestWorker:
             total += n
         return total
 
-    def run_forever(self, stop: threading.Event, *, poll_interval: float) -> None:
+    def run_forever(
+        self, stop: threading.Event, *, poll_interval: float, reminder_seconds: float = 60.0
+    ) -> None:
+        """Digest until ``stop`` is set. A failure keeps the spool and is retried after a
+        pause; it is logged when it starts, reminded while it lasts, and logged when over."""
+        database_down = LoggedCondition(
+            log,
+            "database unavailable; the digest keeps the spool",
+            reminder_seconds=reminder_seconds,
+        )
+        failing = LoggedCondition(log, "digest batch failed", reminder_seconds=reminder_seconds)
         while not stop.is_set():
             try:
-                if self.run_once() == 0:
-                    stop.wait(poll_interval)
-            except Exception:
-                # The database may be down: keep the spool, retry after a pause.
-                log.exception("digest batch failed; retrying")
+                digested = self.run_once()
+            except Exception as e:
+                if self.db.ping():
+                    failing.occurred(f"retrying ({type(e).__name__})", traceback=True)
+                else:
+                    database_down.occurred(f"retrying ({first_line(e)})")
                 stop.wait(min(5.0, poll_interval * 50))
+                continue
+            database_down.cleared()
+            failing.cleared()
+            if digested == 0:
+                stop.wait(poll_interval)

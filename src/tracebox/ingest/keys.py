@@ -1,25 +1,49 @@
-"""Client key lookups for ingestion, cached briefly so the hot path rarely hits the database."""
+"""Client key lookups for ingestion, cached so the hot path rarely hits the database.
+
+The cache is also what keeps ingestion going while the database is down: the spool is
+the outage buffer (docs/deployment.md), so a key the database confirmed before keeps
+working from its last known state for up to ``stale_seconds``. Only a key never seen
+(or not seen for that long) is refused with 503 then.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import time
+from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import dataclass
 
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import SQLAlchemyError
 from starlette.concurrency import run_in_threadpool
 
 from tracebox.errors import Unavailable
+from tracebox.logcondition import LoggedCondition, first_line
 from tracebox.models import IngestKey
 from tracebox.store import Database, client_keys
 
-MAX_CACHED_KEYS = 10_000  # bound memory when someone sprays random keys
+MAX_CACHED_KEYS = 10_000  # per kind (known, unknown): bounds memory when keys are sprayed
+
+log = logging.getLogger("tracebox.ingest")
+
+
+@dataclass
+class _Entry:
+    key: IngestKey | None  # None: the database said there is no such key
+    confirmed_at: float  # when the database last answered for this key
+    expires_at: float  # when to ask the database again
 
 
 class KeyCache:
-    """Maps public keys to ``IngestKey`` (or None when unknown) for ``ttl`` seconds.
+    """Maps public keys to ``IngestKey`` (or None when unknown), asking the database again
+    every ``ttl`` seconds.
 
-    A deleted or deactivated key stops working within ``ttl`` seconds on every node; the
-    API's delete path also calls ``forget`` so the node that served it reacts at once.
+    While the database answers, a deleted or deactivated key stops working within ``ttl``
+    seconds on every node (the API's delete path also calls ``forget``, so the node that
+    served it reacts at once). While it does not, entries are used as last confirmed, for
+    at most ``stale_seconds`` after that confirmation, and the database is asked again
+    once per ``ttl`` per key, by one request at a time.
     """
 
     def __init__(
@@ -27,33 +51,79 @@ class KeyCache:
         db: Database,
         *,
         ttl: float,
+        stale_seconds: float,
         retry_after: int,
+        reminder_seconds: float = 60.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._db = db
         self._ttl = ttl
+        self._stale_seconds = stale_seconds
         self._retry_after = retry_after
         self._clock = clock
-        self._entries: dict[str, tuple[float, IngestKey | None]] = {}
+        self._known: OrderedDict[str, _Entry] = OrderedDict()
+        self._unknown: OrderedDict[str, _Entry] = OrderedDict()
+        self._loading: dict[str, asyncio.Future[IngestKey | None]] = {}
+        self._database_down = LoggedCondition(
+            log, "database unavailable for client key lookups", reminder_seconds=reminder_seconds
+        )
 
     async def get(self, public_key: str) -> IngestKey | None:
         now = self._clock()
-        hit = self._entries.get(public_key)
-        if hit is not None and hit[0] > now:
-            return hit[1]
+        entry = self._known.get(public_key) or self._unknown.get(public_key)
+        if entry is not None and entry.expires_at > now:
+            return entry.key
         try:
-            key = await run_in_threadpool(self._load, public_key)
-        except DBAPIError as e:
-            # Known keys keep working from the cache while the database is down.
-            raise Unavailable("the database is unavailable", self._retry_after) from e
-        if len(self._entries) >= MAX_CACHED_KEYS:
-            self._entries.clear()
-        self._entries[public_key] = (now + self._ttl, key)
+            key = await self._load_once(public_key)
+        except SQLAlchemyError as e:
+            return self._last_known(public_key, entry, now, e)
+        self._database_down.cleared()
+        self._remember(public_key, _Entry(key, now, now + self._ttl))
         return key
+
+    def forget(self, public_key: str) -> None:
+        self._known.pop(public_key, None)
+        self._unknown.pop(public_key, None)
+
+    def _last_known(
+        self, public_key: str, entry: _Entry | None, now: float, error: SQLAlchemyError
+    ) -> IngestKey | None:
+        """The database did not answer: the entry as last confirmed, if recent enough."""
+        if entry is None or now - entry.confirmed_at > self._stale_seconds:
+            self._database_down.occurred(
+                f"refusing keys not confirmed in the last {self._stale_seconds:.0f} s "
+                f"with 503; {len(self._known)} known keys keep working ({first_line(error)})"
+            )
+            raise Unavailable("the database is unavailable", self._retry_after) from error
+        self._database_down.occurred(
+            f"{len(self._known)} known keys keep working from their last known state "
+            f"for up to {self._stale_seconds:.0f} s ({first_line(error)})"
+        )
+        entry.expires_at = now + self._ttl  # ask again after ttl, not on every request
+        return entry.key
+
+    async def _load_once(self, public_key: str) -> IngestKey | None:
+        """One database lookup per key at a time; concurrent requests share its answer."""
+        loading = self._loading.get(public_key)
+        if loading is None:
+            loading = asyncio.ensure_future(run_in_threadpool(self._load, public_key))
+            self._loading[public_key] = loading
+            loading.add_done_callback(lambda done: self._loaded(public_key, done))
+        # shield: a request that goes away does not cancel the lookup others wait for.
+        return await asyncio.shield(loading)
+
+    def _loaded(self, public_key: str, done: asyncio.Future[IngestKey | None]) -> None:
+        self._loading.pop(public_key, None)
+        if not done.cancelled():
+            done.exception()  # retrieved, so an answer nobody awaited is not reported
 
     def _load(self, public_key: str) -> IngestKey | None:
         with self._db.read() as conn:
             return client_keys.find_for_ingest(conn, public_key)
 
-    def forget(self, public_key: str) -> None:
-        self._entries.pop(public_key, None)
+    def _remember(self, public_key: str, entry: _Entry) -> None:
+        self.forget(public_key)
+        entries = self._known if entry.key is not None else self._unknown
+        entries[public_key] = entry
+        if len(entries) > MAX_CACHED_KEYS:
+            entries.popitem(last=False)  # the entry confirmed longest ago

@@ -1,4 +1,12 @@
-"""Turn a decoded store body or envelope into spool records (CPU only, no I/O)."""
+"""Turn a store body or a framed envelope into spool records (CPU only, no I/O).
+
+Only what must be decided before the 200 happens here: which items are kept, each
+event's id (the ``id`` answered is the id stored), and a cheap check of each kept item
+(its size, and that it looks like a JSON object). Payloads are spooled as received; the
+digest parses and normalizes each one once (docs/design.md "Hot path"). So an event item
+that looks like a JSON object but is not valid JSON is accepted here and counted as
+invalid by the digest.
+"""
 
 from __future__ import annotations
 
@@ -11,13 +19,24 @@ import orjson
 from tracebox.config import Settings
 from tracebox.errors import InvalidJson, MalformedEnvelope, PayloadTooLarge
 from tracebox.protocol.envelope import Envelope, Item
-from tracebox.protocol.event import normalize_event
-from tracebox.protocol.session import normalize_session, normalize_session_aggregates
+from tracebox.protocol.event import new_event_id, parse_event_id
+from tracebox.spool.record import RecordKind, SpoolRecord
 
 # Item types whose payload is an error event (the store endpoint's body, an envelope item).
 EVENT_TYPES = frozenset({"event"})
+SESSION_KINDS = {"session": RecordKind.SESSION, "sessions": RecordKind.SESSIONS}
 # Items the integrated backend does not keep (spec 2.4): accepted, counted, dropped.
 TRANSACTION_EVENT_TYPE = "transaction"
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Who sent a request, and when it was received."""
+
+    project_id: int
+    key_id: int
+    received: float
+    client_ip: str | None
 
 
 @dataclass
@@ -25,9 +44,73 @@ class Accepted:
     """What one request produced: records to spool, and counts for metrics."""
 
     event_id: str | None = None
-    records: list[dict[str, Any]] = field(default_factory=list)
+    records: list[SpoolRecord] = field(default_factory=list)
     events: int = 0
     dropped: Counter[str] = field(default_factory=Counter)
+
+
+def count_events(envelope: Envelope) -> int:
+    """Event items in ``envelope``, from their headers alone (for the rate limit)."""
+    return sum(1 for item in envelope.items if item.type in EVENT_TYPES)
+
+
+def process_store(body: bytes, origin: Origin) -> Accepted:
+    """The store endpoint's body is parsed here: its event id and type are inside it."""
+    raw = _loads_object(body, "event")
+    out = Accepted(event_id=parse_event_id(raw.get("event_id")))
+    if raw.get("type") == TRANSACTION_EVENT_TYPE:
+        out.dropped[TRANSACTION_EVENT_TYPE] += 1
+    else:
+        out.event_id = out.event_id or new_event_id()
+        out.records.append(_record(RecordKind.EVENT, origin, body, out.event_id))
+        out.events = 1
+    _add_dropped_record(out, origin)
+    return out
+
+
+def process_envelope(envelope: Envelope, settings: Settings, origin: Origin) -> Accepted:
+    out = Accepted(event_id=parse_event_id(envelope.headers.get("event_id")))
+    header_id = out.event_id
+    sessions = 0
+    for index, item in enumerate(envelope.items):
+        kind = item.type
+        if kind in EVENT_TYPES:
+            event_id = _checked_event_id(item, index, header_id, settings.max_event_bytes)
+            out.event_id = out.event_id or event_id
+            out.records.append(_record(RecordKind.EVENT, origin, item.payload, event_id))
+            out.events += 1
+        elif kind in SESSION_KINDS:
+            sessions += 1
+            if sessions > settings.max_sessions_per_envelope:
+                raise MalformedEnvelope(
+                    f"more than {settings.max_sessions_per_envelope} session items"
+                )
+            _add_session(out, item, origin, settings.max_session_bytes)
+        else:
+            out.dropped[kind] += 1
+    _add_dropped_record(out, origin)
+    return out
+
+
+def _checked_event_id(item: Item, index: int, header_id: str | None, limit: int) -> str:
+    """The id of an event item, after its cheap checks: the envelope's ``event_id`` wins
+    (as Relay); without one, the item is parsed for its own; else a new id is made."""
+    if len(item.payload) > limit:
+        raise PayloadTooLarge(
+            f"item {index} ({item.type}) is {len(item.payload)} bytes; the limit is {limit}"
+        )
+    what = f"item {index} (event)"
+    if not looks_like_object(item.payload):
+        raise InvalidJson(f"{what} must be a JSON object")
+    if header_id is not None:
+        return header_id
+    return parse_event_id(_loads_object(item.payload, what).get("event_id")) or new_event_id()
+
+
+def looks_like_object(payload: bytes) -> bool:
+    """Starts with ``{`` and ends with ``}``, whitespace aside: the check an item gets
+    before the 200 (the digest parses it)."""
+    return payload.lstrip()[:1] == b"{" and payload.rstrip()[-1:] == b"}"
 
 
 def _loads_object(payload: bytes, what: str) -> dict[str, Any]:
@@ -40,107 +123,32 @@ def _loads_object(payload: bytes, what: str) -> dict[str, Any]:
     return data
 
 
-def process_store(
-    body: bytes, *, project_id: int, key_id: int, received: float, client_ip: str | None
-) -> Accepted:
-    raw = _loads_object(body, "event")
-    out = Accepted()
-    if raw.get("type") == TRANSACTION_EVENT_TYPE:
-        out.dropped[TRANSACTION_EVENT_TYPE] += 1
-        out.event_id = _event_id_of(raw)
-    else:
-        event = normalize_event(raw, received_at=received, client_ip=client_ip)
-        out.event_id = event["event_id"]
-        out.records.append(_record("event", project_id, key_id, received, event))
-        out.events = 1
-    _add_dropped_record(out, project_id, key_id, received)
-    return out
-
-
-def process_envelope(
-    envelope: Envelope,
-    settings: Settings,
-    *,
-    project_id: int,
-    key_id: int,
-    received: float,
-    client_ip: str | None,
-) -> Accepted:
-    out = Accepted(event_id=_event_id_of(envelope.headers))
-    sessions = 0
-    for index, item in enumerate(envelope.items):
-        kind = item.type
-        if kind in EVENT_TYPES:
-            _check_size(item, settings.max_event_bytes, index)
-            raw = _loads_object(item.payload, f"item {index} (event)")
-            event = normalize_event(
-                raw, received_at=received, client_ip=client_ip, event_id=out.event_id
-            )
-            out.event_id = out.event_id or event["event_id"]
-            out.records.append(_record("event", project_id, key_id, received, event))
-            out.events += 1
-        elif kind in ("session", "sessions"):
-            sessions += 1
-            if sessions > settings.max_sessions_per_envelope:
-                raise MalformedEnvelope(
-                    f"more than {settings.max_sessions_per_envelope} session items"
-                )
-            _add_session(out, item, project_id, key_id, received)
-        else:
-            out.dropped[kind] += 1
-    _add_dropped_record(out, project_id, key_id, received)
-    return out
-
-
-def _check_size(item: Item, limit: int, index: int) -> None:
-    if len(item.payload) > limit:
-        raise PayloadTooLarge(
-            f"item {index} ({item.type}) is {len(item.payload)} bytes; the limit is {limit}"
-        )
-
-
-def _add_session(out: Accepted, item: Item, project_id: int, key_id: int, received: float) -> None:
+def _add_session(out: Accepted, item: Item, origin: Origin, limit: int) -> None:
     # Sessions are dropped silently when invalid, as Relay does: never fail the envelope.
-    try:
-        raw = orjson.loads(item.payload)
-    except orjson.JSONDecodeError:
+    # Their content is checked by the digest, which counts those it drops.
+    if len(item.payload) > limit:
+        out.dropped[f"{item.type}_too_large"] += 1
+    elif not looks_like_object(item.payload):
         out.dropped[f"{item.type}_invalid"] += 1
-        return
-    if item.type == "session":
-        update = normalize_session(raw, received_at=received)
-        if update is not None:
-            out.records.append(_record("session", project_id, key_id, received, dict(update)))
-            return
     else:
-        aggregates = normalize_session_aggregates(raw, received_at=received)
-        if aggregates:
-            payload = [dict(a) for a in aggregates]
-            out.records.append(_record("sessions", project_id, key_id, received, payload))
-            return
-    out.dropped[f"{item.type}_invalid"] += 1
+        out.records.append(_record(SESSION_KINDS[item.type], origin, item.payload))
 
 
-def _add_dropped_record(out: Accepted, project_id: int, key_id: int, received: float) -> None:
+def _add_dropped_record(out: Accepted, origin: Origin) -> None:
     if out.dropped:
-        out.records.append(_record("dropped", project_id, key_id, received, dict(out.dropped)))
+        payload = orjson.dumps(dict(out.dropped))
+        out.records.append(_record(RecordKind.DROPPED, origin, payload))
 
 
 def _record(
-    kind: str, project_id: int, key_id: int, received: float, payload: Any
-) -> dict[str, Any]:
-    return {
-        "kind": kind,
-        "project_id": project_id,
-        "key_id": key_id,
-        "received": received,
-        "payload": payload,
-    }
-
-
-def _event_id_of(headers: dict[str, Any]) -> str | None:
-    value = headers.get("event_id")
-    if isinstance(value, str):
-        hexed = value.replace("-", "").lower()
-        if len(hexed) == 32 and all(c in "0123456789abcdef" for c in hexed):
-            return hexed
-    return None
+    kind: RecordKind, origin: Origin, payload: bytes, event_id: str | None = None
+) -> SpoolRecord:
+    return SpoolRecord(
+        kind=kind,
+        project_id=origin.project_id,
+        key_id=origin.key_id,
+        received=origin.received,
+        payload=payload,
+        client_ip=origin.client_ip if kind is RecordKind.EVENT else None,
+        event_id=event_id,
+    )

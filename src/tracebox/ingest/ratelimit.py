@@ -19,16 +19,25 @@ class RateLimiter:
         self._clock = clock
         self._windows: dict[int, tuple[int, int]] = {}  # key id -> (window index, count)
 
+    def retry_after(self, key_id: int) -> int:
+        """0 while the key may send another event now, else seconds until it may retry:
+        lets ingest refuse a key over its limit before reading the request body."""
+        return self._check(key_id, 1, count=False)
+
     def admit(self, key_id: int, events: int) -> int:
         """Count ``events`` for the key; return 0 if admitted, else seconds until it may retry."""
+        return self._check(key_id, events, count=True)
+
+    def _check(self, key_id: int, events: int, *, count: bool) -> int:
         if self.per_minute <= 0 or events <= 0:
             return 0
         now = self._clock()
         window = int(now // WINDOW_SECONDS)
-        current, count = self._windows.get(key_id, (window, 0))
+        current, used = self._windows.get(key_id, (window, 0))
         if current != window:
-            count = 0
-        if count + events > self.per_minute:
+            used = 0
+        if used + events > self.per_minute:
             return max(1, math.ceil((window + 1) * WINDOW_SECONDS - now))
-        self._windows[key_id] = (window, count + events)
+        if count:
+            self._windows[key_id] = (window, used + events)
         return 0

@@ -1,4 +1,5 @@
-"""HTTP surface of ingestion: the store and envelope endpoints, CORS, error rendering.
+"""HTTP surface of ingestion: the store and envelope endpoints, CORS, and the error
+boundary that renders every failure in Relay's shape.
 
 Both DSN forms work: ``http://KEY@host/ID`` (Sentry's, path ``/api/ID/...``) and
 ``http://KEY@host/api/v4/error_tracking/collector/ID`` (GitLab's, the one Tracebox gives
@@ -7,33 +8,56 @@ out), with or without the trailing slash.
 
 from __future__ import annotations
 
+import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from http import HTTPStatus
+from typing import Any, TypeVar
 
 import orjson
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
+from starlette.types import ExceptionHandler
 
 from tracebox.config import Settings
 from tracebox.errors import (
     BadRequest,
     Forbidden,
+    MethodNotAllowed,
     PayloadTooLarge,
     RateLimited,
     TraceboxError,
     Unauthorized,
+    retry_after,
 )
 from tracebox.ingest.keys import KeyCache
-from tracebox.ingest.process import Accepted, process_envelope, process_store
+from tracebox.ingest.process import (
+    Accepted,
+    Origin,
+    count_events,
+    process_envelope,
+    process_store,
+)
 from tracebox.ingest.ratelimit import RateLimiter
 from tracebox.metrics import Metrics
 from tracebox.models import IngestKey
 from tracebox.protocol.auth import SentryAuth, auth_from_envelope_dsn, auth_from_request
 from tracebox.protocol.decoding import decode_store_body, decompress
-from tracebox.protocol.envelope import parse_envelope
+from tracebox.protocol.envelope import Envelope, parse_envelope
 from tracebox.spool import SpoolWriter
+
+log = logging.getLogger("tracebox.ingest")
+
+# Request bodies larger than this (compressed) are decompressed and framed in a worker
+# thread. SDK requests are a few KiB; the thread hop costs about as much as decompressing
+# 16 KiB, and a body this size inflates to at most 16 MiB (gzip's 1:1032 ratio).
+OFF_LOOP_BODY_BYTES = 16 * 1024
+
+T = TypeVar("T")
 
 PREFIXES = ("/api/{project_id}", "/api/v4/error_tracking/collector/api/{project_id}")
 GITLAB_PREFIX = "/api/v4/error_tracking/collector/{project_id}"
@@ -77,37 +101,80 @@ Handler = Callable[[IngestContext, Request, int, float], Awaitable[Accepted]]
 def _endpoint(
     ctx: IngestContext, handler: Handler, name: str
 ) -> Callable[[Request], Awaitable[Response]]:
+    """Errors leave as exceptions, rendered by ``exception_handlers`` (the boundary)."""
+
     async def endpoint(request: Request) -> Response:
         if request.method == "OPTIONS":
             return Response(status_code=200, headers=PREFLIGHT_HEADERS)
-        started = time.perf_counter()
-        try:
-            project_id = _project_id(request)
-            accepted = await handler(ctx, request, project_id, time.time())
-            await ctx.spool.append([orjson.dumps(r) for r in accepted.records])
-            ctx.metrics.accepted(name, accepted.events, accepted.dropped)
-            body = {"id": accepted.event_id} if accepted.event_id else {}
-            response = Response(orjson.dumps(body), media_type="application/json")
-        except TraceboxError as e:
-            ctx.metrics.rejected(name, type(e).__name__)
-            response = error_response(e)
-        ctx.metrics.latency(name, time.perf_counter() - started)
-        response.headers.update(CORS_HEADERS)
-        return response
+        request.state.endpoint_name = name
+        request.state.started = time.perf_counter()
+        project_id = _project_id(request)
+        accepted = await handler(ctx, request, project_id, time.time())
+        await ctx.spool.append([record.encode() for record in accepted.records])
+        ctx.metrics.accepted(name, accepted.events, accepted.dropped)
+        ctx.metrics.latency(name, time.perf_counter() - request.state.started)
+        body = {"id": accepted.event_id} if accepted.event_id else {}
+        return Response(orjson.dumps(body), media_type="application/json", headers=CORS_HEADERS)
 
     return endpoint
+
+
+def exception_handlers(ctx: IngestContext) -> dict[Any, ExceptionHandler]:
+    """Ingestion's error boundary: every failure, expected or not, leaves in Relay's
+    shape with the CORS headers a browser SDK needs to read it."""
+
+    async def known(request: Request, e: Exception) -> Response:
+        assert isinstance(e, TraceboxError)
+        return _rejected(ctx, request, e)
+
+    async def http(request: Request, e: Exception) -> Response:
+        assert isinstance(e, HTTPException)
+        error = TraceboxError(e.detail)
+        error.status_code = e.status_code
+        if e.status_code == 405:
+            error = MethodNotAllowed(METHOD_NOT_ALLOWED)
+        return _rejected(ctx, request, error, e.headers)
+
+    async def unexpected(request: Request, e: Exception) -> Response:
+        log.exception("unexpected error in ingestion", exc_info=e)
+        return _rejected(ctx, request, TraceboxError("internal server error"))
+
+    return {TraceboxError: known, HTTPException: http, Exception: unexpected}
+
+
+METHOD_NOT_ALLOWED = (
+    "send events with POST; the image-pixel GET form of old JavaScript clients "
+    "(store/?sentry_data=...) is not supported"
+)
+
+
+def _rejected(
+    ctx: IngestContext,
+    request: Request,
+    error: TraceboxError,
+    headers: Mapping[str, str] | None = None,
+) -> Response:
+    name = getattr(request.state, "endpoint_name", "unrouted")
+    ctx.metrics.rejected(name, type(error).__name__)
+    started = getattr(request.state, "started", None)
+    if started is not None:
+        ctx.metrics.latency(name, time.perf_counter() - started)
+    response = error_response(error)
+    response.headers.update({**CORS_HEADERS, **(headers or {})})
+    return response
 
 
 def error_response(error: TraceboxError) -> Response:
     """Relay's error shape: ``{"detail": ...}`` plus ``X-Sentry-Error``. Retry-After only on
     429 and 503: several SDKs honour it on any status (reference section 7)."""
-    headers = {"X-Sentry-Error": error.message[:200]}
+    message = error.message or HTTPStatus(error.status_code).phrase.lower()
+    headers = {"X-Sentry-Error": message[:200]}
+    wait = retry_after(error)
+    if wait is not None:
+        headers["Retry-After"] = str(wait)
     if isinstance(error, RateLimited):
-        headers["Retry-After"] = str(error.retry_after)
         headers["X-Sentry-Rate-Limits"] = f"{error.retry_after}:error;default:key"
-    elif error.status_code == 503:
-        headers["Retry-After"] = str(getattr(error, "retry_after", 30))
-    body = orjson.dumps({"detail": error.message})
+    body = orjson.dumps({"detail": message})
     return Response(
         body, status_code=error.status_code, headers=headers, media_type="application/json"
     )
@@ -135,6 +202,15 @@ async def _read_body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
+async def _off_loop_if_large(size: int, work: Callable[..., T], *args: Any) -> T:
+    """``work(*args)`` in a worker thread when the body is large, else right here: a big
+    body must not stall every other request, and a thread hop costs more than a small
+    body's decompression."""
+    if size > OFF_LOOP_BODY_BYTES:
+        return await run_in_threadpool(work, *args)
+    return work(*args)
+
+
 async def _authorize(ctx: IngestContext, auth: SentryAuth | None, project_id: int) -> IngestKey:
     if auth is None:
         raise Unauthorized("missing authorization information")
@@ -152,14 +228,32 @@ async def _authorize(ctx: IngestContext, auth: SentryAuth | None, project_id: in
     return key
 
 
+def _refuse_if_limited(ctx: IngestContext, key: IngestKey) -> None:
+    """A key already over its limit is refused before its body is read."""
+    retry_after = ctx.limiter.retry_after(key.key_id)
+    if retry_after:
+        raise RateLimited("event rate limit exceeded for this client key", retry_after)
+
+
 def _rate_limit(ctx: IngestContext, key: IngestKey, events: int) -> None:
     retry_after = ctx.limiter.admit(key.key_id, events)
     if retry_after:
         raise RateLimited("event rate limit exceeded for this client key", retry_after)
 
 
-def _client_ip(request: Request) -> str | None:
-    return request.client.host if request.client else None
+def _origin(request: Request, key: IngestKey, received: float) -> Origin:
+    client_ip = request.client.host if request.client else None
+    return Origin(key.project_id, key.key_id, received, client_ip)
+
+
+def _decode_store(body: bytes, encoding: str | None, max_bytes: int) -> bytes:
+    data = decompress(body, encoding, max_bytes=max_bytes)
+    return decode_store_body(data, max_bytes=max_bytes)
+
+
+def _frame_envelope(body: bytes, encoding: str | None, s: Settings) -> Envelope:
+    data = decompress(body, encoding, max_bytes=s.max_envelope_decompressed_bytes)
+    return parse_envelope(data, max_items=s.max_items_per_envelope)
 
 
 async def _handle_store(
@@ -168,16 +262,11 @@ async def _handle_store(
     s = ctx.settings
     auth = auth_from_request(request.headers, request.query_params)
     key = await _authorize(ctx, auth, project_id)
+    _refuse_if_limited(ctx, key)
     body = await _read_body(request, s.max_store_compressed_bytes)
-    data = decompress(body, request.headers.get("content-encoding"), max_bytes=s.max_store_bytes)
-    data = decode_store_body(data, max_bytes=s.max_store_bytes)
-    accepted = process_store(
-        data,
-        project_id=project_id,
-        key_id=key.key_id,
-        received=received,
-        client_ip=_client_ip(request),
-    )
+    encoding = request.headers.get("content-encoding")
+    data = await _off_loop_if_large(len(body), _decode_store, body, encoding, s.max_store_bytes)
+    accepted = process_store(data, _origin(request, key, received))
     _rate_limit(ctx, key, accepted.events)
     return accepted
 
@@ -185,38 +274,32 @@ async def _handle_store(
 async def _handle_envelope(
     ctx: IngestContext, request: Request, project_id: int, received: float
 ) -> Accepted:
+    """Credentials of the request itself are checked before its body is read; the
+    envelope's ``dsn`` header is a fallback for clients that send no other (and must
+    agree with the request's when both are sent). The rate limit counts event items
+    from their headers, before any item is looked at."""
     s = ctx.settings
     auth = auth_from_request(request.headers, request.query_params)
+    key = await _authorize(ctx, auth, project_id) if auth is not None else None
+    if key is not None:
+        _refuse_if_limited(ctx, key)
     body = await _read_body(request, s.max_envelope_bytes)
-    data = decompress(
-        body, request.headers.get("content-encoding"), max_bytes=s.max_envelope_decompressed_bytes
-    )
-    envelope = parse_envelope(data, max_items=s.max_items_per_envelope)
-    auth = _merge_envelope_auth(auth, envelope.headers.get("dsn"), project_id)
-    key = await _authorize(ctx, auth, project_id)
-    accepted = process_envelope(
-        envelope,
-        s,
-        project_id=project_id,
-        key_id=key.key_id,
-        received=received,
-        client_ip=_client_ip(request),
-    )
-    _rate_limit(ctx, key, accepted.events)
-    return accepted
+    encoding = request.headers.get("content-encoding")
+    envelope = await _off_loop_if_large(len(body), _frame_envelope, body, encoding, s)
+    dsn_auth = _envelope_auth(envelope.headers.get("dsn"), project_id)
+    if key is None:
+        key = await _authorize(ctx, dsn_auth, project_id)
+    elif dsn_auth is not None and auth is not None and dsn_auth.public_key != auth.public_key:
+        raise Unauthorized("public key mismatch between the envelope dsn and the request")
+    _rate_limit(ctx, key, count_events(envelope))
+    return process_envelope(envelope, s, _origin(request, key, received))
 
 
-def _merge_envelope_auth(
-    auth: SentryAuth | None, dsn: object, project_id: int
-) -> SentryAuth | None:
-    """The envelope header ``dsn`` authenticates too; when the request also did, they must agree."""
+def _envelope_auth(dsn: object, project_id: int) -> SentryAuth | None:
+    """The credentials of the envelope header ``dsn``, which must name this project."""
     if not isinstance(dsn, str) or not dsn:
-        return auth
+        return None
     dsn_auth, dsn_project = auth_from_envelope_dsn(dsn)
     if dsn_project != str(project_id):
         raise BadRequest("project id mismatch between the envelope dsn and the request")
-    if auth is None:
-        return dsn_auth
-    if dsn_auth.public_key != auth.public_key:
-        raise Unauthorized("public key mismatch between the envelope dsn and the request")
-    return auth
+    return dsn_auth

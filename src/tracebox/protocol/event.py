@@ -30,7 +30,7 @@ from tracebox.protocol.logentry import normalize_logentry
 from tracebox.protocol.summary import EventSummary, summarize
 from tracebox.protocol.timestamps import clamp_timestamp, parse_timestamp
 
-__all__ = ["EventSummary", "normalize_event", "summarize"]
+__all__ = ["EventSummary", "new_event_id", "normalize_event", "parse_event_id", "summarize"]
 
 MAX_NAME_CHARS = 200  # release, transaction and the like: as Relay's tag-value bound
 DEFAULT_ENVIRONMENT = "production"  # as the develop docs, when the SDK sends none
@@ -62,7 +62,9 @@ def normalize_event(
     received = float(received_at)
     timestamp = clamp_timestamp(parse_timestamp(raw.get("timestamp")), received)
     event: dict[str, Any] = {
-        "event_id": _event_id(event_id) or _event_id(raw.get("event_id")) or uuid.uuid4().hex,
+        "event_id": parse_event_id(event_id)
+        or parse_event_id(raw.get("event_id"))
+        or new_event_id(),
         "timestamp": timestamp,
         "received": received,
         "platform": text(raw.get("platform"), 64) or "other",
@@ -86,12 +88,17 @@ def normalize_event(
     return event
 
 
-def _event_id(value: Any) -> str | None:
-    """32 lowercase hex digits from a UUID with or without dashes, any case."""
+def parse_event_id(value: Any) -> str | None:
+    """32 lowercase hex digits from a UUID with or without dashes, any case; else None."""
     if not isinstance(value, str):
         return None
     hex_id = value.replace("-", "").lower()
     return hex_id if len(hex_id) == 32 and _HEX.issuperset(hex_id) else None
+
+
+def new_event_id() -> str:
+    """The id given to an event sent without a valid one."""
+    return uuid.uuid4().hex
 
 
 def _first(raw: dict[str, Any], keys: tuple[str, ...]) -> Any:

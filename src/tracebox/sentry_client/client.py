@@ -94,16 +94,19 @@ def _check_status(response: httpx.Response) -> None:
     if status in OK_STATUSES:
         return
     if status in (401, 403):
-        raise SentryError(TOKEN_REFUSED.format(status=status), "auth")
+        raise SentryError(TOKEN_REFUSED.format(status=status), "auth", upstream_status=status)
     if 300 <= status < 400:
         where = response.headers.get("location", "")[:200]
         raise SentryError(
             f"Sentry answered with a redirect ({status} to {where}); redirects are not "
             "followed. Check the Sentry API URL",
             "redirect",
+            upstream_status=status,
         )
     hint = " (not found: check the API URL and the linked project)" if status == 404 else ""
-    raise SentryError(f"Sentry response status code: {status}{hint}", "status")
+    raise SentryError(
+        f"Sentry response status code: {status}{hint}", "status", upstream_status=status
+    )
 
 
 def _read_capped(response: httpx.Response, limit: int) -> bytes:

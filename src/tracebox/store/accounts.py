@@ -7,7 +7,7 @@ from typing import Any, TypeAlias
 
 from sqlalchemy import Connection, Row, func, select
 
-from tracebox.accounts.models import User
+from tracebox.models import User
 from tracebox.store.tables import users
 
 AnyRow: TypeAlias = Row[*tuple[Any, ...]]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import (
@@ -68,6 +68,7 @@ class BatchResult:
     events_duplicate: int = 0
     errors_created: int = 0
     errors_regressed: int = 0
+    invalid: dict[str, int] = field(default_factory=dict)  # records set aside, by reason
 
 
 def write_events(conn: Connection, prepared: Sequence[PreparedEvent]) -> BatchResult:

@@ -7,6 +7,8 @@ from typing import Any
 
 from alembic import command
 from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.pool import NullPool
 
@@ -61,6 +63,14 @@ def alembic_config(url: str) -> Config:
     config.set_main_option("script_location", str(Path(__file__).parent / "migrations"))
     config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
     return config
+
+
+def pending_migrations(engine: Engine, url: str) -> bool:
+    """True when the schema is not at the newest migration (or not there at all)."""
+    script = ScriptDirectory.from_config(alembic_config(url))
+    with engine.connect() as conn:
+        current = set(MigrationContext.configure(conn).get_current_heads())
+    return current != set(script.get_heads())
 
 
 def migrate(url: str) -> None:

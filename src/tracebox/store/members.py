@@ -7,8 +7,7 @@ from typing import Any, TypeAlias
 
 from sqlalchemy import Connection, Row, Select, func, select
 
-from tracebox.accounts.models import AccessLevel, Member
-from tracebox.models import Project
+from tracebox.models import AccessLevel, Member, Project
 from tracebox.store.accounts import USER_COLUMNS, user_from_row
 from tracebox.store.tables import project_members as pm
 from tracebox.store.tables import projects, users

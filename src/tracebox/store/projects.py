@@ -124,6 +124,18 @@ def get_external_link(conn: Connection, project_id: int) -> ExternalLink | None:
     )
 
 
+def linked_to_sentry(conn: Connection, limit: int) -> list[int]:
+    """Projects whose active backend is a linked external Sentry server (by id)."""
+    t = error_tracking_settings
+    query = (
+        select(t.c.project_id)
+        .where(t.c.active, t.c.integrated.is_(False), t.c.api_url.is_not(None))
+        .order_by(t.c.project_id)
+        .limit(limit)
+    )
+    return [int(pid) for pid in conn.execute(query).scalars()]
+
+
 def put_external_link(
     conn: Connection, project_id: int, *, active: bool, link: ExternalLink
 ) -> None:

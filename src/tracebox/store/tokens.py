@@ -7,7 +7,7 @@ from typing import Any, TypeAlias
 
 from sqlalchemy import Connection, Row, func, select
 
-from tracebox.accounts.models import PersonalAccessToken, Scope, User
+from tracebox.models import PersonalAccessToken, Scope, User
 from tracebox.store.accounts import USER_COLUMNS
 from tracebox.store.tables import personal_access_tokens as pats
 from tracebox.store.tables import users

@@ -1,13 +1,12 @@
 """Errors as the UI and the REST API see them, whatever backend holds them.
 
-``source_for`` picks the backend of a project: the integrated store, or a linked
+``source_for_project`` picks the backend of a project: the integrated store, or a linked
 external Sentry server (``ExternalSource``).
 """
 
 from __future__ import annotations
 
 from tracebox.errors import BadRequest
-from tracebox.models import ErrorTrackingSettings
 from tracebox.store import Database, projects
 from tracebox.tracking.external_backend import ExternalBackend
 from tracebox.tracking.external_source import ExternalSource
@@ -20,23 +19,20 @@ __all__ = [
     "ExternalBackend",
     "ExternalSource",
     "IntegratedSource",
-    "source_for",
+    "source_for_project",
 ]
 NOT_LINKED = "Error Tracking is set to an external Sentry server, but no Sentry project is linked"
 
 
-def source_for(
-    db: Database,
-    project_id: int,
-    settings: ErrorTrackingSettings | None,
-    external: ExternalBackend | None = None,
-) -> ErrorSource:
-    """The integrated store unless the project is linked to an external Sentry server.
-    A project without settings reads the store too (it simply holds nothing yet)."""
-    if settings is None or not settings.active or settings.integrated:
-        return IntegratedSource(db, project_id)
+def source_for_project(db: Database, project_id: int, external: ExternalBackend) -> ErrorSource:
+    """The one place that reads a project's settings and picks its backend: the
+    integrated store, unless the project is linked to an external Sentry server. A
+    project without settings reads the store too (it simply holds nothing yet)."""
     with db.read() as conn:
+        settings = projects.get_settings(conn, project_id)
+        if settings is None or not settings.active or settings.integrated:
+            return IntegratedSource(db, project_id)
         link = projects.get_external_link(conn, project_id)
-    if link is None or external is None:
+    if link is None:
         raise BadRequest(NOT_LINKED)
     return ExternalSource(external, project_id, link)

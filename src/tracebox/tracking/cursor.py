@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from tracebox.accounts.errors import InvalidParameter
+from tracebox.errors import InvalidParameter
+from tracebox.models import MAX_ID
 
-MAX_ID = 2**63 - 1
 MAX_CURSOR_LENGTH = 100
 
 

@@ -1,6 +1,6 @@
 """Turn a stored, normalized event (docs/design.md) into the ``Event`` record (pure).
 
-Payloads were normalized at ingestion, but they are still untrusted content: every value
+Payloads were normalized by the digest, but they are still untrusted content: every value
 is type-checked here before it reaches a response.
 """
 

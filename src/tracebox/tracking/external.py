@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from tracebox.accounts.errors import InvalidParameter
-from tracebox.errors import BadRequest
+from tracebox.errors import BadRequest, InvalidParameter
 from tracebox.sentry_client import SentryError
 from tracebox.sentry_client.safety import check_url
 from tracebox.store import Database, projects

@@ -14,8 +14,7 @@ import builtins
 from typing import Any
 from urllib.parse import quote
 
-from tracebox.accounts.errors import InvalidParameter
-from tracebox.errors import NotFound
+from tracebox.errors import InvalidParameter, NotFound
 from tracebox.models import ErrorStatus
 from tracebox.sentry_client import SentryClient, SentryError, SentryResponse
 from tracebox.store.projects import ExternalLink
@@ -87,7 +86,7 @@ class ExternalSource:
         try:
             body = self._sentry().get(path).body if fresh else self._get(path).body
         except SentryError as e:
-            if "status code: 404" in e.message:
+            if e.upstream_status == 404:
                 raise NotFound("Error") from e
             raise
         if not isinstance(body, dict):
@@ -113,7 +112,7 @@ class ExternalSource:
         try:
             body = self._get(f"issues/{error_id}/events/latest/").body
         except SentryError as e:
-            if "status code: 404" in e.message:
+            if e.upstream_status == 404:
                 return None
             raise
         return mapping.event(body, error_id, self._project_id)

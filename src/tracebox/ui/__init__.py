@@ -30,9 +30,9 @@ from tracebox.ui import (
 )
 from tracebox.ui.sessions import Signer, instance_secret
 from tracebox.ui.throttle import SigninThrottle
-from tracebox.ui.web import UiContext, endpoint
+from tracebox.ui.web import UiContext, endpoint, exception_handlers
 
-__all__ = ["UiContext", "make_context", "ui_routes"]
+__all__ = ["UiContext", "exception_handlers", "make_context", "ui_routes"]
 
 P = "/{project:path}/-"  # a project's full path, then GitLab's "/-/" delimiter
 GET, POST = ["GET"], ["POST"]

@@ -16,6 +16,8 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
+from tracebox.errors import NotFound
+
 # No inline scripts or styles anywhere: htmx is configured not to inject its indicator
 # style and never to evaluate attributes (see base.html's htmx-config meta element).
 CONTENT_SECURITY_POLICY = (
@@ -56,7 +58,7 @@ def load_static() -> dict[str, StaticFile]:
 def static_response(files: dict[str, StaticFile], name: str, version: str | None) -> Response:
     found = files.get(name)
     if found is None:
-        return Response("Not Found", status_code=404, media_type="text/plain")
+        raise NotFound("")
     cache = "public, max-age=31536000, immutable" if version == found.version else "no-cache"
     headers = {"Cache-Control": cache, "X-Content-Type-Options": "nosniff"}
     return Response(found.body, media_type=found.media_type, headers=headers)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from starlette.responses import Response
 
 from tracebox.accounts import users
-from tracebox.accounts.errors import Conflict, InvalidParameter
 from tracebox.accounts.policy import require_admin
+from tracebox.errors import Conflict, InvalidParameter
 from tracebox.store import accounts
 from tracebox.ui.web import Req, sentence
 

@@ -19,7 +19,7 @@ def error_details(r: Req, project: str, error_id: int) -> Response:
     cursor = r.query("cursor") or None
     if cursor is not None and len(cursor) > MAX_CURSOR_LENGTH:
         raise BadRequest("cursor is invalid")
-    source, _ = tracking_source(r, access)
+    source = tracking_source(r, access)
     details = source.get(error_id)
     # One event per page: its cursors step to the next older and newer events.
     step = source.events(error_id, cursor=cursor, per_page=1)
@@ -49,5 +49,5 @@ def error_details(r: Req, project: str, error_id: int) -> Response:
 
 def releases(r: Req, project: str) -> Response:
     access = r.project(project, Action.READ_ERRORS)
-    source, _ = tracking_source(r, access)
+    source = tracking_source(r, access)
     return r.render("releases.html", access=access, releases=source.releases())

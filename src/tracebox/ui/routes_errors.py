@@ -10,9 +10,9 @@ from starlette.responses import Response
 from tracebox.accounts.policy import Action
 from tracebox.accounts.projects import ProjectAccess
 from tracebox.errors import BadRequest
-from tracebox.models import ErrorStatus, ErrorTrackingSettings
+from tracebox.models import ErrorStatus
 from tracebox.store import projects
-from tracebox.tracking import ErrorSource, source_for
+from tracebox.tracking import ErrorSource, source_for_project
 from tracebox.tracking.models import ErrorSort, StatusFilter
 from tracebox.ui import charts, firstrun
 from tracebox.ui.links import error_url, errors_url, safe_next
@@ -64,18 +64,16 @@ class ListQuery:
         )
 
 
-def tracking_source(
-    r: Req, access: ProjectAccess
-) -> tuple[ErrorSource, ErrorTrackingSettings | None]:
-    with r.db.read() as conn:
-        settings = projects.get_settings(conn, access.project.id)
-    return source_for(r.db, access.project.id, settings, r.ctx.external), settings
+def tracking_source(r: Req, access: ProjectAccess) -> ErrorSource:
+    return source_for_project(r.db, access.project.id, r.ctx.external)
 
 
 def error_list(r: Req, project: str) -> Response:
     access = r.project(project, Action.READ_ERRORS)
     query = ListQuery.parse(r.request.query_params)
-    source, settings = tracking_source(r, access)
+    source = tracking_source(r, access)
+    with r.db.read() as conn:
+        settings = projects.get_settings(conn, access.project.id)
     page = source.list(
         status=query.status,
         search=query.search or None,
@@ -120,7 +118,7 @@ def change_status(r: Req, project: str, error_id: int) -> Response:
         status = ErrorStatus(r.form.get("status"))
     except ValueError as e:
         raise BadRequest("status is invalid") from e
-    source, _ = tracking_source(r, access)
+    source = tracking_source(r, access)
     summary = source.update_status(error_id, status)
     if not is_htmx(r.request):  # an htmx swap shows the change itself
         r.flash("notice", f"The error “{summary.title[:80]}” was {STATUS_VERBS[status]}.")

@@ -6,10 +6,9 @@ from __future__ import annotations
 from starlette.responses import Response
 
 from tracebox.accounts import membership
-from tracebox.accounts.errors import Conflict, InvalidParameter
-from tracebox.accounts.models import AccessLevel
 from tracebox.accounts.policy import Action
-from tracebox.errors import BadRequest, Forbidden, NotFound
+from tracebox.errors import BadRequest, Conflict, Forbidden, InvalidParameter, NotFound
+from tracebox.models import AccessLevel
 from tracebox.store import accounts, members
 from tracebox.ui.links import project_url
 from tracebox.ui.web import Req, sentence

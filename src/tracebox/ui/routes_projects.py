@@ -5,8 +5,8 @@ from __future__ import annotations
 from starlette.responses import Response
 
 from tracebox.accounts import projects as project_service
-from tracebox.accounts.errors import Conflict, InvalidParameter
 from tracebox.accounts.policy import MONITOR_LEVELS, Action
+from tracebox.errors import Conflict, InvalidParameter
 from tracebox.store import members, projects
 from tracebox.tracking import settings as tracking_settings
 from tracebox.ui.links import project_url

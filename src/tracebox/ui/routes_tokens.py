@@ -8,10 +8,9 @@ import time
 from starlette.responses import Response
 
 from tracebox.accounts import personal_tokens
-from tracebox.accounts.errors import InvalidParameter
-from tracebox.accounts.models import Scope
 from tracebox.accounts.tokens import MAX_LIFETIME_DAYS, expiry_date
-from tracebox.errors import NotFound
+from tracebox.errors import InvalidParameter, NotFound
+from tracebox.models import Scope
 from tracebox.store import tokens
 from tracebox.ui.web import Req, sentence
 

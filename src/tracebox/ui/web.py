@@ -2,29 +2,34 @@
 endpoint: session, CSRF check, sign-in, error pages and security headers.
 
 Handlers are plain functions ``(Req, ...) -> Response``; synchronous ones (database work)
-run in the thread pool. A ``TraceboxError`` becomes an HTML error page (contract 7).
+run in the thread pool. Errors leave as exceptions; ``exception_handlers`` (the UI's
+boundary, mounted by ``app.py``) turns each into an HTML error page (contract 7).
 """
 
 from __future__ import annotations
 
 import inspect
+import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from http import HTTPStatus
 from typing import Any
 from urllib.parse import quote
 
 import jinja2
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
+from starlette.types import ExceptionHandler
 
 from tracebox.accounts import projects as project_access
-from tracebox.accounts.models import Scope, User
 from tracebox.accounts.policy import Action, Principal, permits
 from tracebox.accounts.projects import ProjectAccess
 from tracebox.config import Settings
-from tracebox.errors import Forbidden, NotFound, TraceboxError, Unauthorized
+from tracebox.errors import Forbidden, NotFound, TraceboxError, Unauthorized, retry_after
+from tracebox.models import Scope, User
 from tracebox.store import Database
 from tracebox.store import accounts as account_store
 from tracebox.tracking import ExternalBackend
@@ -33,6 +38,7 @@ from tracebox.ui.forms import Form, read_form
 from tracebox.ui.sessions import COOKIE_NAME, Session, Signer, expired, fingerprint
 from tracebox.ui.throttle import SigninThrottle
 
+log = logging.getLogger("tracebox.ui")
 Handler = Callable[..., Response | Awaitable[Response]]
 SIGN_IN = "/users/sign_in"
 
@@ -116,10 +122,8 @@ def endpoint(ctx: UiContext, handler: Handler, *, public: bool = False) -> Any:
 
     async def run(request: Request) -> Response:
         session = ctx.signer.loads(request.cookies.get(COOKIE_NAME))
-        try:
-            response = await _dispatch(ctx, handler, request, session, public)
-        except TraceboxError as e:
-            response = error_page(ctx, request, session, e)
+        request.state.session = session  # for the error page (exception_handlers)
+        response = await _dispatch(ctx, handler, request, session, public)
         _save(ctx, request, session, response)
         return render.secure(response)
 
@@ -192,29 +196,68 @@ ERROR_TITLES = {
     400: "Bad request",
     403: "Access denied",
     404: "Page not found",
+    405: "Method not allowed",
     409: "Conflict",
     413: "Too large",
     429: "Too many requests",
+    500: "Something went wrong",
+    503: "Temporarily unavailable",
 }
+NOT_FOUND = "The page could not be found, or you do not have permission to see it."
+UNEXPECTED = "Something went wrong on our side. Try again; if it persists, tell your administrator."
 
 
-def error_page(
-    ctx: UiContext, request: Request, session: Session, error: TraceboxError
-) -> Response:
+def exception_handlers(ctx: UiContext) -> dict[Any, ExceptionHandler]:
+    """The UI's error boundary: every failure becomes an HTML page with the UI's
+    security headers (contract 7); only unexpected ones are logged."""
+
+    async def known(request: Request, e: Exception) -> Response:
+        assert isinstance(e, TraceboxError)
+        return error_page(ctx, request, e)
+
+    async def http(request: Request, e: Exception) -> Response:
+        assert isinstance(e, HTTPException)
+        error = NotFound("") if e.status_code == 404 else TraceboxError(e.detail)
+        error.status_code = e.status_code
+        return error_page(ctx, request, error)
+
+    async def unexpected(request: Request, e: Exception) -> Response:
+        log.exception("unexpected error in the web UI", exc_info=e)
+        return error_page(ctx, request, TraceboxError(UNEXPECTED))
+
+    return {TraceboxError: known, HTTPException: http, Exception: unexpected}
+
+
+def error_page(ctx: UiContext, request: Request, error: TraceboxError) -> Response:
     if isinstance(error, Unauthorized):
         return _to_sign_in(request)
-    status = error.status_code if error.status_code in ERROR_TITLES else 500
+    session = getattr(request.state, "session", None) or ctx.signer.loads(
+        request.cookies.get(COOKIE_NAME)
+    )
+    status = error.status_code
     message = error.message
     if isinstance(error, NotFound):
         # Never say which part was missing: a private project looks like no project.
-        message = "The page could not be found, or you do not have permission to see it."
+        message = NOT_FOUND
     elif isinstance(error, Forbidden) and not message:
         message = "You do not have permission to do this."
     req = Req(ctx, request, session, Form(), getattr(request.state, "user", None))
-    return req.render(
+    response = req.render(
         "error.html",
         status,
-        title=ERROR_TITLES.get(status, "Error"),
+        title=ERROR_TITLES.get(status) or _phrase(status),
         code=status,
         message=message,
     )
+    wait = retry_after(error)
+    if wait is not None:
+        response.headers["Retry-After"] = str(wait)
+    _save(ctx, request, session, response)
+    return response
+
+
+def _phrase(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return "Error"

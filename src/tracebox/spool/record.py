@@ -1,0 +1,169 @@
+"""One accepted item on its way from ingest to the digest: ``SpoolRecord``.
+
+A record is encoded as a small header followed by the item's bytes exactly as the SDK
+sent them (after decompression), so ingest never parses or re-serializes a payload and
+the digest parses it once::
+
+    version: uint8 | header length: uint32 little-endian | header: JSON object | payload
+
+The header holds the other fields under short keys (``k`` kind, ``p`` project id, ``c``
+client key id, ``r`` received, and when set ``ip``, ``id`` event id, ``h`` item headers).
+A new item kind is a new ``RecordKind`` value; a new optional field is a new header key,
+which older readers ignore.
+
+Records written by Tracebox before this format (one JSON object holding an already
+normalized payload) are still read, so a spool left by an upgrade is not lost: they
+decode with ``normalized`` set.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+import orjson
+
+VERSION = 1
+_PREFIX = struct.Struct("<BI")
+_LEGACY_FIRST_BYTE = ord("{")
+
+
+class RecordKind(StrEnum):
+    """What a record's payload is."""
+
+    EVENT = "event"  # an error event's JSON, from the store endpoint or an envelope item
+    SESSION = "session"  # a ``session`` item's JSON (one session update)
+    SESSIONS = "sessions"  # a ``sessions`` item's JSON (pre-aggregated sessions)
+    DROPPED = "dropped"  # JSON ``{item type: count}``: items accepted but not kept
+
+
+class RecordError(ValueError):
+    """Bytes that are not a spool record this version can read.
+
+    ``project_id`` is set when the header could be read (say, a kind a newer version
+    wrote), so the digest can count the record against its project.
+    """
+
+    def __init__(self, message: str, project_id: int | None = None) -> None:
+        super().__init__(message)
+        self.project_id = project_id
+
+
+@dataclass(frozen=True, slots=True)
+class SpoolRecord:
+    kind: RecordKind
+    project_id: int
+    key_id: int  # the client key that sent it
+    received: float  # unix seconds when ingest accepted it
+    payload: bytes  # the item as received (decompressed), never re-serialized
+    client_ip: str | None = None  # the connection's address, for ``{{auto}}`` user IPs
+    event_id: str | None = None  # for events: the id ingest answered with (32 hex)
+    headers: Mapping[str, Any] = field(default_factory=dict)  # item headers a kind needs
+    normalized: bool = False  # a record of the previous format: payload already normalized
+
+    def encode(self) -> bytes:
+        header: dict[str, Any] = {
+            "k": self.kind.value,
+            "p": self.project_id,
+            "c": self.key_id,
+            "r": self.received,
+        }
+        if self.client_ip is not None:
+            header["ip"] = self.client_ip
+        if self.event_id is not None:
+            header["id"] = self.event_id
+        if self.headers:
+            header["h"] = self.headers
+        encoded = orjson.dumps(header)
+        return _PREFIX.pack(VERSION, len(encoded)) + encoded + self.payload
+
+    @classmethod
+    def decode(cls, data: bytes) -> SpoolRecord:
+        """The record ``encode`` wrote; ``RecordError`` for anything else."""
+        if data[:1] == bytes((_LEGACY_FIRST_BYTE,)):
+            return _decode_legacy(data)
+        if len(data) < _PREFIX.size:
+            raise RecordError("spool record is shorter than its prefix")
+        version, length = _PREFIX.unpack_from(data)
+        if version != VERSION:
+            raise RecordError(f"spool record version {version} is not {VERSION}")
+        end = _PREFIX.size + length
+        header = _header(data[_PREFIX.size : end])
+        try:
+            project_id = _integer(header["p"])
+            kind = _kind(header["k"], project_id)
+            return cls(
+                kind=kind,
+                project_id=project_id,
+                key_id=_integer(header["c"]),
+                received=float(header["r"]),
+                payload=data[end:],
+                client_ip=_optional_text(header.get("ip")),
+                event_id=_optional_text(header.get("id")),
+                headers=_mapping(header.get("h")),
+            )
+        except RecordError:
+            raise
+        except (KeyError, TypeError, ValueError) as e:
+            raise RecordError(f"spool record header is incomplete: {e!r}") from e
+
+
+def _header(data: bytes) -> dict[str, Any]:
+    try:
+        header = orjson.loads(data)
+    except orjson.JSONDecodeError as e:
+        raise RecordError(f"spool record header is not JSON: {e}") from e
+    if not isinstance(header, dict):
+        raise RecordError("spool record header is not a JSON object")
+    return header
+
+
+def _kind(value: Any, project_id: int) -> RecordKind:
+    try:
+        return RecordKind(value)
+    except ValueError:
+        raise RecordError(f"unknown spool record kind {value!r}", project_id) from None
+
+
+def _integer(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"expected an integer, got {value!r}")
+    return value
+
+
+def _optional_text(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise TypeError(f"expected a string, got {value!r}")
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    if value is None:
+        return {}
+    if isinstance(value, dict):
+        return value
+    raise TypeError(f"expected an object, got {value!r}")
+
+
+def _decode_legacy(data: bytes) -> SpoolRecord:
+    """A record of the previous format: ``{"kind", "project_id", "key_id", "received",
+    "payload"}`` with the payload normalized at ingestion (an event, a session update, a
+    list of aggregates, or the dropped counts)."""
+    record = _header(data)
+    try:
+        project_id = _integer(record["project_id"])
+        return SpoolRecord(
+            kind=_kind(record["kind"], project_id),
+            project_id=project_id,
+            key_id=_integer(record["key_id"]),
+            received=float(record["received"]),
+            payload=orjson.dumps(record["payload"]),
+            normalized=True,
+        )
+    except RecordError:
+        raise
+    except (KeyError, TypeError, ValueError) as e:
+        raise RecordError(f"spool record of the previous format is incomplete: {e!r}") from e

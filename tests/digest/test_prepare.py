@@ -1,0 +1,44 @@
+"""The digest's preparation of records: the stages in order, and a failure set aside."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import orjson
+
+from tracebox.digest.prepare import Preparer
+from tracebox.spool import RecordKind, SpoolRecord
+
+
+def record(n: int, **fields: Any) -> bytes:
+    raw = {"message": f"order {n} failed", "tags": {"n": str(n)}, **fields}
+    return SpoolRecord(
+        RecordKind.EVENT, 1, 1, time.time(), orjson.dumps(raw), "203.0.113.9", f"{n:032x}"
+    ).encode()
+
+
+def test_stages_see_the_normalized_event_before_grouping() -> None:
+    seen: list[dict[str, Any]] = []
+
+    def scrub(event: dict[str, Any]) -> dict[str, Any]:
+        seen.append(event)
+        return {**event, "logentry": {"formatted": "[scrubbed]", "message": "[scrubbed]"}}
+
+    batch = Preparer(stages=[scrub]).prepare([record(1, user={"ip_address": "{{auto}}"})])
+    assert seen[0]["tags"] == [["n", "1"]]  # normalized: tags as pairs
+    assert seen[0]["user"]["ip_address"] == "203.0.113.9"  # from the record's client_ip
+    [event] = batch.events
+    assert event.title == "[scrubbed]"  # grouping and summary come after the stage
+
+
+def test_an_event_that_makes_a_stage_fail_is_set_aside_alone() -> None:
+    def fail_on_two(event: dict[str, Any]) -> dict[str, Any]:
+        if event["event_id"] == f"{2:032x}":
+            raise RuntimeError("a bug")
+        return event
+
+    batch = Preparer(stages=[fail_on_two]).prepare([record(1), record(2), record(3)])
+    assert [e.event_id for e in batch.events] == [f"{1:032x}", f"{3:032x}"]
+    assert dict(batch.dropped) == {(1, "event_failed"): 1}
+    assert dict(batch.invalid) == {"event_failed": 1}

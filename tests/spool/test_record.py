@@ -1,0 +1,102 @@
+"""The spool record: what ingest writes is what the digest reads, payload bytes untouched."""
+
+from __future__ import annotations
+
+import struct
+
+import orjson
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tracebox.spool.record import RecordError, RecordKind, SpoolRecord
+
+RECEIVED = 1_700_000_000.25
+
+
+def test_round_trip_keeps_every_field_and_the_payload_bytes() -> None:
+    payload = b'  {"message": "caf\xc3\xa9", "extra": {"n": 1.50}}\n'  # as sent: spaces, 1.50
+    record = SpoolRecord(
+        kind=RecordKind.EVENT,
+        project_id=7,
+        key_id=3,
+        received=RECEIVED,
+        payload=payload,
+        client_ip="2001:db8::1",
+        event_id="a" * 32,
+        headers={"filename": "a.txt"},
+    )
+    decoded = SpoolRecord.decode(record.encode())
+    assert decoded == record
+    assert decoded.payload == payload  # never re-serialized
+
+
+def test_optional_fields_stay_out_of_the_header() -> None:
+    record = SpoolRecord(RecordKind.DROPPED, 1, 2, RECEIVED, b'{"transaction":1}')
+    encoded = record.encode()
+    version, length = struct.unpack_from("<BI", encoded)
+    header = orjson.loads(encoded[5 : 5 + length])
+    assert (version, header) == (1, {"k": "dropped", "p": 1, "c": 2, "r": RECEIVED})
+    assert SpoolRecord.decode(encoded) == record
+
+
+@given(
+    kind=st.sampled_from(list(RecordKind)),
+    project_id=st.integers(1, 2**53),
+    payload=st.binary(max_size=300),
+    client_ip=st.none() | st.text(max_size=40),
+    event_id=st.none() | st.text("0123456789abcdef", min_size=32, max_size=32),
+)
+def test_any_record_round_trips(
+    kind: RecordKind, project_id: int, payload: bytes, client_ip: str | None, event_id: str | None
+) -> None:
+    record = SpoolRecord(kind, project_id, 1, RECEIVED, payload, client_ip, event_id)
+    assert SpoolRecord.decode(record.encode()) == record
+
+
+def encoded(header: object, payload: bytes = b"", version: int = 1) -> bytes:
+    data = orjson.dumps(header)
+    return struct.pack("<BI", version, len(data)) + data + payload
+
+
+def test_a_kind_this_version_does_not_know_names_its_project() -> None:
+    data = encoded({"k": "attachment", "p": 9, "c": 1, "r": RECEIVED}, b"bytes")
+    with pytest.raises(RecordError, match="unknown spool record kind") as raised:
+        SpoolRecord.decode(data)
+    assert raised.value.project_id == 9
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"",
+        b"\x01\x00",
+        encoded({"k": "event", "p": 1, "c": 1, "r": 1}, version=2),  # a future version
+        struct.pack("<BI", 1, 5) + b"{nope",
+        encoded([]),
+        encoded({}),
+        encoded({"k": "event", "p": "1", "c": 1, "r": 1}),  # project id as text
+        encoded({"k": "event", "p": 1, "c": 1, "r": 1, "ip": 5}),
+        encoded({"k": "event", "p": 1, "c": 1, "r": 1, "h": []}),
+        b'{"kind": "event"}',  # previous format, incomplete
+    ],
+)
+def test_anything_else_is_a_record_error(data: bytes) -> None:
+    with pytest.raises(RecordError):
+        SpoolRecord.decode(data)
+
+
+def test_a_record_of_the_previous_format_is_still_read() -> None:
+    """A spool left behind by an upgrade: one JSON object with a normalized payload."""
+    event = {"event_id": "b" * 32, "timestamp": RECEIVED, "level": "error", "tags": []}
+    legacy = {
+        "kind": "event",
+        "project_id": 4,
+        "key_id": 2,
+        "received": RECEIVED,
+        "payload": event,
+    }
+    record = SpoolRecord.decode(orjson.dumps(legacy))
+    assert (record.kind, record.project_id, record.key_id) == (RecordKind.EVENT, 4, 2)
+    assert record.normalized
+    assert orjson.loads(record.payload) == event

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from tracebox.privacy import ip
+from tracebox.privacy.blob import Remarks
 from tracebox.privacy.keys import SAFE, KeyMatcher
 from tracebox.privacy.rules import (
     CREDIT_CARD,
@@ -52,6 +53,8 @@ class Scrubber:
             walk.path.append(key)
             out[key] = walk.value(value, keyed=key not in _NO_KEY_RULES)
             walk.path.pop()
+        if self.settings.scrub_data and walk.learned.learned:
+            out = {k: _forget(v, walk.learned.learned, self.keys, k) for k, v in out.items()}
         if self.settings.scrub_data:
             _echoed_params(event, out, walk)
         _ips(out, self.settings, walk.remarks)
@@ -70,6 +73,7 @@ class _Walk:
         self.key_text = scrubber._key_text
         self.path: Path = []
         self.remarks: list[dict[str, Any]] = []
+        self.learned = Remarks()  # only its learned secrets are used here
 
     def remark(self, rule: str, *extra: str | int) -> None:
         self.remarks.append({"path": [*self.path, *extra], "rule": rule})
@@ -129,6 +133,8 @@ class _Walk:
         if value is None or type(value) is bool or value in ("", [], {}):
             return value
         self.remark(rule)
+        if isinstance(value, str):
+            self.learned.learn(value, rule)
         return FILTERED
 
     def sequence(self, items: list[Any], keyed: bool) -> list[Any]:
@@ -151,6 +157,27 @@ class _Walk:
         value = self.value(value, keyed=True) if rule is None else self.filtered(value, rule)
         self.path.pop()
         return [name, value]
+
+
+def _forget(value: Any, secrets: dict[str, str], keys: KeyMatcher, owner: object) -> Any:
+    """Every learned secret filtered in every string but object keys and the string
+    values of safe fields (``owner``: the key or pair name the value is under)."""
+    if isinstance(value, str):
+        if isinstance(owner, str) and keys.rule(owner) == SAFE:
+            return value
+        for secret in secrets:
+            value = value.replace(secret, FILTERED)
+        return value
+    if isinstance(value, dict):
+        return {k: _forget(v, secrets, keys, k) for k, v in value.items()}
+    if isinstance(value, list):
+        if len(value) == 2 and isinstance(value[0], str):
+            return [
+                _forget(value[0], secrets, keys, None),
+                _forget(value[1], secrets, keys, value[0]),
+            ]
+        return [_forget(v, secrets, keys, None) for v in value]
+    return value
 
 
 def _echoed_params(event: dict[str, Any], out: dict[str, Any], walk: _Walk) -> None:

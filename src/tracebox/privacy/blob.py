@@ -40,6 +40,8 @@ class Remarks:
     ``[Filtered]`` it shows without paths (the JSON is edited, not walked)."""
 
     keys: dict[str, str] = field(default_factory=dict)  # key or pair name -> rule
+    # Strings filtered under a sensitive name: filtered wherever else they appear too.
+    learned: dict[str, str] = field(default_factory=dict)  # secret -> rule
     text: dict[str, list[str]] = field(default_factory=dict)  # text_id(string) -> rules
     fields: list[dict[str, object]] = field(default_factory=list)  # {"path", "rule"}: IPs
 
@@ -49,9 +51,28 @@ class Remarks:
     def as_json(self) -> dict[str, object]:
         return {"keys": self.keys, "text": self.text, "fields": self.fields}
 
+    def learn(self, value: str, rule: str) -> None:
+        """Remember a filtered value that looks like a secret (a password copied into
+        another variable, a token passed on as an argument...)."""
+        if len(value) > 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]  # Python SDKs send local variables as repr() strings
+        if looks_secret(value):
+            self.learned.setdefault(value, rule)
+
     def add_text(self, scrubbed: str, rules: list[str]) -> None:
         found = self.text.setdefault(text_id(scrubbed), [])
         found += [r for r in rules if r not in found]
+
+
+MIN_LEARNED_CHARS = 8  # shorter filtered values are not searched for elsewhere
+
+
+def looks_secret(value: str) -> bool:
+    """One word of 8+ characters with a digit or a symbol in it, or of 12+ characters:
+    a word like "password" or "production" would filter too much if searched for."""
+    if len(value) < MIN_LEARNED_CHARS or value == FILTERED or any(c.isspace() for c in value):
+        return False
+    return len(value) >= 12 or any(not c.isalpha() for c in value)
 
 
 def text_id(text: str) -> str:
@@ -69,22 +90,36 @@ class BlobScrubber:
     def scrub(self, blob: bytes, remarks: Remarks, *, keyed: bool) -> bytes:
         """``blob`` with every rule applied; ``blob`` itself when nothing changed."""
         hits = self.text.candidates(blob)
-        if not hits:
-            return blob
         edits: list[tuple[int, int, bytes]] = []
         done = 0
         for start, index in hits:
             if start >= done and self.text.worth(blob, start, index):
                 done = max(done, self._decide(blob, start, edits, remarks, keyed))
-        if not edits:
-            return blob
-        parts: list[bytes] = []
-        at = 0
-        for begin, end, replacement in edits:
-            parts += (blob[at:begin], replacement)
-            at = end
-        parts.append(blob[at:])
-        return b"".join(parts)
+        return _spliced(blob, edits)
+
+    def forget_learned(self, blob: bytes, remarks: Remarks) -> bytes:
+        """``blob`` with every learned secret filtered in every string value (not in keys);
+        call after ``scrub`` has seen the whole event."""
+        edits: list[tuple[int, int, bytes]] = []
+        tokens: dict[int, list[str]] = {}
+        for secret, rule in remarks.learned.items():
+            needle = orjson.dumps(secret)[1:-1]
+            at = blob.find(needle)
+            while at != -1:
+                tokens.setdefault(_quote_before(blob, at), []).append(rule)
+                at = blob.find(needle, at + len(needle))
+        for opening in sorted(tokens):
+            closing = _string_end(blob, opening)
+            if blob[closing + 1 : closing + 2] == b":":
+                continue  # a key: names stay
+            if self.keys.rule(_owner_name(blob, opening) or "") == SAFE:
+                continue  # the value of a safe field
+            text: str = orjson.loads(blob[opening : closing + 1])
+            for secret in remarks.learned:
+                text = text.replace(secret, FILTERED)
+            edits.append((opening, closing + 1, orjson.dumps(text)))
+            remarks.add_text(text, sorted(set(tokens[opening])))
+        return _spliced(blob, edits)
 
     def _decide(
         self, blob: bytes, pos: int, edits: list[tuple[int, int, bytes]], r: Remarks, keyed: bool
@@ -117,6 +152,8 @@ class BlobScrubber:
         if rule != SAFE and _hideable(blob[value:end]):
             edits.append((value, end, _FILTERED_JSON))
             r.keys[text] = rule
+            if blob[value] == 0x22:
+                r.learn(orjson.loads(blob[value:end]), rule)
         return end
 
     def _number(
@@ -131,6 +168,42 @@ class BlobScrubber:
             edits.append((pos, end, _FILTERED_JSON))
             r.add_text(FILTERED, [CREDIT_CARD])
         return end
+
+
+def _owner_name(blob: bytes, opening: int) -> str | None:
+    """The key (or pair list name) whose value is the string at ``opening``, if any."""
+    before = opening - 1
+    while before >= 0 and blob[before] in _WS:
+        before -= 1
+    if before < 1 or blob[before] not in b":,":
+        return None
+    closing = before - 1
+    while closing >= 0 and blob[closing] in _WS:
+        closing -= 1
+    if closing < 1 or blob[closing] != 0x22 or _escaped(blob, closing):
+        return None
+    start = _quote_before(blob, closing)
+    if blob[before] == 0x2C:  # ',': a pair's value only if the name opens a list
+        previous = start - 1
+        while previous >= 0 and blob[previous] in _WS:
+            previous -= 1
+        if previous < 0 or blob[previous] != 0x5B:
+            return None
+    name: str = orjson.loads(blob[start : closing + 1])
+    return name
+
+
+def _spliced(blob: bytes, edits: list[tuple[int, int, bytes]]) -> bytes:
+    """``blob`` with the (sorted, disjoint) edits made; ``blob`` itself without edits."""
+    if not edits:
+        return blob
+    parts: list[bytes] = []
+    at = 0
+    for begin, end, replacement in edits:
+        parts += (blob[at:begin], replacement)
+        at = end
+    parts.append(blob[at:])
+    return b"".join(parts)
 
 
 def _escaped(blob: bytes, quote: int) -> bool:

@@ -38,24 +38,22 @@ class Scrubber:
         remarks = Remarks()
         out = {k: v for k, v in event.items() if k != REMARKS_KEY}
         if self.settings.scrub_data:
-            keyed = {k: v for k, v in out.items() if k not in _NO_KEY_RULES}
-            out.update(self._json(keyed, remarks, keyed=True))
-            unkeyed = {k: out[k] for k in _NO_KEY_RULES if k in out}
-            if unkeyed:
-                out.update(self._json(unkeyed, remarks, keyed=False))
+            parts = [
+                ({k: v for k, v in out.items() if k not in _NO_KEY_RULES}, True),
+                ({k: out[k] for k in _NO_KEY_RULES if k in out}, False),
+            ]
+            blobs = [(orjson.dumps(part), keyed) for part, keyed in parts if part]
+            scrubbed = [self.blob.scrub(b, remarks, keyed=keyed) for b, keyed in blobs]
+            if remarks.learned:
+                scrubbed = [self.blob.forget_learned(b, remarks) for b in scrubbed]
+            for (before, _), after in zip(blobs, scrubbed, strict=True):
+                if after is not before:
+                    out.update(orjson.loads(after))
             _echoed_params(event, out, remarks)
         _ips(out, self.settings, remarks)
         if remarks:
             out[REMARKS_KEY] = remarks.as_json()
         return out
-
-    def _json(self, part: dict[str, Any], remarks: Remarks, *, keyed: bool) -> dict[str, Any]:
-        blob = orjson.dumps(part)
-        scrubbed = self.blob.scrub(blob, remarks, keyed=keyed)
-        if scrubbed is blob:
-            return part
-        found: dict[str, Any] = orjson.loads(scrubbed)
-        return found
 
 
 def _echoed_params(event: dict[str, Any], out: dict[str, Any], remarks: Remarks) -> None:

@@ -3,7 +3,7 @@
 # need, and write .cache/sdk/manifest.json (how to run each program).
 #
 #   scripts/install-sdks.sh [lang ...]     lang: go java node python ruby rust php
-#                                          (default: all)
+#                                          sourcemaps (default: all)
 #
 # Idempotent and incremental: each program has a stamp (hash of its sources,
 # lock files and toolchain version) under .cache/sdk/stamps/, and is rebuilt
@@ -24,7 +24,7 @@ SDK_DIR="$ROOT/tests/sdk"
 CACHE="${TRACEBOX_SDK_CACHE:-$ROOT/.cache/sdk}"
 STAMPS="$CACHE/stamps"
 PYTHON="${PYTHON:-python3}"
-ALL_LANGS=(go java node python ruby rust php)
+ALL_LANGS=(go java node python ruby rust php sourcemaps)
 
 mkdir -p "$CACHE" "$STAMPS" "$CACHE/bin"
 
@@ -145,6 +145,28 @@ install_node() {
     (cd "$dest" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
     stamp_set "$id" "$st"
   done
+}
+
+# ---------------------------------------------------------------- sourcemaps
+# The source maps test app (tests/sourcemaps/app): esbuild, @sentry/browser and
+# sentry-cli, whose Linux binary is the npm package @sentry/cli-linux-x64 (an optional
+# dependency of @sentry/cli). --ignore-scripts: no install script may download anything.
+install_sourcemaps() {
+  command -v npm >/dev/null || die "npm not found"
+  local dir="$ROOT/tests/sourcemaps/app" dest="$CACHE/sourcemaps-app" id="sourcemaps-app" st
+  st="$(cd "$ROOT" && stamp_of "$(node --version) npm $(npm --version 2>/dev/null)" \
+    tests/sourcemaps/app/package.json tests/sourcemaps/app/package-lock.json)"
+  if stamp_ok "$id" "$st" && [[ -x "$dest/node_modules/@sentry/cli-linux-x64/bin/sentry-cli" ]] \
+      && [[ -f "$dest/node_modules/@sentry/browser/package.json" ]]; then
+    return 0
+  fi
+  log "sourcemaps: npm ci for $id"
+  mkdir -p "$dest"
+  cp "$dir/package.json" "$dir/package-lock.json" "$dest/"
+  (cd "$dest" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
+  [[ -x "$dest/node_modules/@sentry/cli-linux-x64/bin/sentry-cli" ]] \
+    || die "sentry-cli's binary package @sentry/cli-linux-x64 was not installed"
+  stamp_set "$id" "$st"
 }
 
 # ---------------------------------------------------------------- python

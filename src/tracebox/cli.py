@@ -174,7 +174,10 @@ def _digest(args: argparse.Namespace, settings: Settings) -> int:
     datadir.lock(settings.data_dir)  # held until the process exits
     if getattr(args, "once", False):
         worker = DigestWorker(
-            _db(settings), SpoolReader(settings.spool_dir), batch_size=settings.digest_batch_size
+            _db(settings),
+            SpoolReader(settings.spool_dir),
+            batch_size=settings.digest_batch_size,
+            symbolication_cache_bytes=settings.symbolication_cache_bytes,
         )
         print(f"digested {worker.drain()} records")
         return 0

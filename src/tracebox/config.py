@@ -94,6 +94,22 @@ class Settings(BaseSettings):
     # webhooks and integrations". Off by default: the settings form takes any URL.
     external_allow_local_network: bool = False
 
+    # --- source maps and sentry-cli (docs/sourcemaps.md) --------------------------------
+    # One uploaded bundle or release file, uncompressed; sentry-cli reads it as the
+    # chunk-upload option maxFileSize and refuses larger uploads before sending them.
+    artifact_max_upload_bytes: int = 100 * MIB
+    # Artifact bytes one project may keep (uncompressed, each file counted once per
+    # project); an upload past it is refused with 413 until releases are deleted.
+    artifact_max_project_bytes: int = 1024 * MIB
+    artifact_chunk_bytes: int = 8 * MIB  # as Sentry's chunk-upload chunkSize
+    artifact_max_chunks_per_request: int = 64  # as Sentry's chunksPerRequest
+    artifact_max_request_bytes: int = 32 * MIB  # as Sentry's maxRequestSize
+    artifact_upload_concurrency: int = 4  # parallel chunk requests sentry-cli makes (Sentry: 8)
+    artifact_chunk_ttl_hours: float = 24.0  # uploaded chunks not assembled by then are removed
+    # Parsed source maps kept by the digest, measured as the bytes of the minified file
+    # plus its map (a parsed map takes about 2.5 times that in memory, docs/performance.md).
+    symbolication_cache_bytes: int = 256 * MIB
+
     # --- derived ------------------------------------------------------------------------
     def resolved_database_url(self) -> str:
         """The database URL to use: the configured one, else SQLite in the data directory."""

@@ -64,6 +64,7 @@ def run_digest(settings: Settings, stop: threading.Event | None = None) -> None:
         SpoolReader(settings.spool_dir),
         batch_size=settings.digest_batch_size,
         metrics=Metrics(),
+        symbolication_cache_bytes=settings.symbolication_cache_bytes,
     )
     try:
         worker.run_forever(

@@ -19,7 +19,8 @@ import pytest
 from tests.inprocess import Api, exception_event
 from tracebox.accounts import personal_tokens
 from tracebox.models import AccessLevel
-from tracebox.store import client_keys, members
+from tracebox.store import artifacts, client_keys, members
+from tracebox.store.artifacts import NewFile
 
 CALLERS = (
     "anonymous",
@@ -66,6 +67,15 @@ class World:
                 conn, self.owner_id, name="victim", scopes=["api"], expires_on=None
             )
         return token.id
+
+    def fresh_artifact(self) -> int:
+        with self.api.db.write() as conn:
+            new = NewFile(f"~/a{next(self.counter)}.js", "source", b"x")
+            stored = artifacts.add_release_file(
+                conn, self.project_id, new, release="web@1", dist="", now=1.0
+            )
+        assert stored is not None
+        return stored.id
 
 
 @pytest.fixture
@@ -127,6 +137,8 @@ ACTIVE = _body({"active": True})
 ACTIVE_INTEGRATED = _body({"active": True, "integrated": True})
 UNRESOLVED = _body({"status": "unresolved"})
 PRIVACY = _body({"safe_fields": ["trace_id"], "ip_mode": "anonymize"})
+NEW_RELEASE = _body({"version": "web@1", "projects": ["web"]})
+ASSEMBLE = _body({"checksum": "a" * 40, "chunks": ["a" * 40], "projects": ["web"]})
 
 # (method, path template, body factory or None, expected statuses in CALLERS order)
 # fmt: off
@@ -162,11 +174,20 @@ MATRIX: list[tuple[str, str, Any, str]] = [
     ("GET",    ET + "/errors/{e}/events/latest", None,        "401 404 403 200 200 200 200 200 200 401 401"),
     ("GET",    ET + "/errors/{e}/events/{ev}", None,          "401 404 403 200 200 200 200 200 200 401 401"),
     ("GET",    ET + "/releases", None,                        "401 404 403 200 200 200 200 200 200 401 401"),
+    ("GET",    ET + "/artifacts?release=web@1", None,         "401 404 403 200 200 200 200 200 200 401 401"),
+    ("DELETE", ET + "/artifacts/{fresh_artifact}", None,      "401 404 403 403 403 204 204 204 403 401 401"),
     ("GET",    "/api/0/projects/", None,                      "401 200 200 200 200 200 200 200 200 401 401"),
     ("GET",    "/api/0/projects/acme/web/issues/", None,      "401 404 403 200 200 200 200 200 200 401 401"),
     ("GET",    "/api/0/issues/{e}/", None,                    "401 404 403 200 200 200 200 200 200 401 401"),
     ("GET",    "/api/0/issues/{e}/events/latest/", None,      "401 404 403 200 200 200 200 200 200 401 401"),
     ("PUT",    "/api/0/issues/{e}/", UNRESOLVED,              "401 404 403 403 200 200 200 200 403 401 401"),
+    # sentry-cli (docs/sourcemaps.md): Developer+ creates releases and uploads
+    ("GET",    "/api/0/", None,                               "200 200 200 200 200 200 200 200 200 401 401"),
+    ("GET",    "/api/0/organizations/acme/projects/", None,   "401 404 200 200 200 200 200 200 200 401 401"),
+    ("GET",    "/api/0/organizations/acme/chunk-upload/", None, "401 404 200 200 200 200 200 200 200 401 401"),
+    ("POST",   "/api/0/organizations/acme/releases/", NEW_RELEASE, "401 404 403 403 201 201 201 201 403 401 401"),
+    ("GET",    "/api/0/organizations/acme/releases/web@1/", None, "401 404 404 200 200 200 200 200 200 401 401"),
+    ("POST",   "/api/0/organizations/acme/artifactbundle/assemble/", ASSEMBLE, "401 404 403 403 200 200 200 200 403 401 401"),
 ]
 # fmt: on
 
@@ -177,6 +198,8 @@ def _path(template: str, w: World) -> str:
         values["fresh_member"] = w.fresh_member()
     if "{fresh_key}" in template:
         values["fresh_key"] = w.fresh_key()
+    if "{fresh_artifact}" in template:
+        values["fresh_artifact"] = w.fresh_artifact()
     if "{owner_token}" in template:
         values["owner_token"] = w.fresh_owner_token()
     return template.format(**values)

@@ -1,5 +1,6 @@
-"""``make screenshots``: PNGs of the error list, details, settings and releases pages in
-docs/screenshots/, from a live ``tracebox serve`` with demo data, in headless Chromium.
+"""``make screenshots``: PNGs of the error list, details, settings, releases, source-mapped
+stack traces and release artifacts pages in docs/screenshots/, from a live ``tracebox
+serve`` with demo data, in headless Chromium.
 
 Run: ``.venv/bin/python -m tests.browser.screenshots [--out docs/screenshots]``
 """
@@ -16,12 +17,13 @@ from pathlib import Path
 import httpx
 import orjson
 import sqlalchemy as sa
-from playwright.sync_api import Page, sync_playwright
+from playwright.sync_api import Locator, Page, sync_playwright
 
 from tests.browser.demo_data import populate
 from tests.browser.harness import launch_browser, sign_in
 from tests.helpers import free_port, start_server, wait_for
 from tests.privacy import secrets
+from tests.sourcemaps import demo as sourcemap_demo
 from tracebox.config import Settings
 from tracebox.models import AccessLevel
 from tracebox.privacy import IpMode, PrivacySettings
@@ -63,6 +65,7 @@ def _data(settings: Settings) -> str:
             tracking_settings.save(conn, project.id, active=True, integrated=True, create=True)
             members.add(conn, project.id, 1, AccessLevel.OWNER)  # root
         populate(db, project.id)
+        sourcemap_demo.add(db, project.id)
     finally:
         db.dispose()
     return project.path
@@ -125,15 +128,37 @@ def _shoot(base: str, path: str, out: Path) -> None:
         _save(page, out / "privacy-marks.png", full_page=True)
         page.goto(f"{base}/{path}/-/error_tracking/releases")
         _save(page, out / "releases.png")
+        _source_maps(page, base, path, out)
         page.set_viewport_size({"width": 390, "height": 844})
         page.goto(f"{base}/{path}/-/error_tracking")
         _save(page, out / "error-list-phone.png")
         browser.close()
 
 
-def _save(page: Page, target: Path, *, full_page: bool = False) -> None:
+def _source_maps(page: Page, base: str, path: str, out: Path) -> None:
+    """A TypeError mapped by an uploaded source map; the release's artifacts page."""
+    page.goto(f"{base}/{path}/-/error_tracking?search=price")
+    page.get_by_role("link", name=re.compile("TypeError")).first.click()
+    stack = page.locator("section", has=page.get_by_role("heading", name="Stack trace"))
+    stack.scroll_into_view_if_needed()
+    _save(page, out / "sourcemap-frames.png", element=stack)
+    page.get_by_role("link", name="Show raw (minified) frames").click()
+    _save(page, out / "sourcemap-frames-raw.png", element=stack)
+    page.goto(f"{base}/{path}/-/error_tracking?search=price")
+    page.get_by_role("link", name=re.compile("TypeError")).last.click()  # no upload for it
+    _save(page, out / "sourcemap-unmapped.png", element=stack)
+    page.goto(f"{base}/{path}/-/error_tracking/artifacts?release={sourcemap_demo.RELEASE}")
+    _save(page, out / "artifacts.png")
+
+
+def _save(
+    page: Page, target: Path, *, full_page: bool = False, element: Locator | None = None
+) -> None:
     page.wait_for_load_state("networkidle")
-    page.screenshot(path=str(target), full_page=full_page)
+    if element is not None:
+        element.screenshot(path=str(target))
+    else:
+        page.screenshot(path=str(target), full_page=full_page)
     print(f"wrote {target.relative_to(ROOT) if target.is_relative_to(ROOT) else target}")
 
 

@@ -1,9 +1,10 @@
 """The permission policy: the one place that says who may do what (no I/O).
 
 GitLab's rules (reference section 1 and 4): read errors, releases and events: Reporter+;
-change an error's status: Developer+; error tracking settings and client keys:
-Maintainer+. Admins may do everything. A project the user may not see is reported as not
-found, never as forbidden, so private projects stay invisible. A project whose
+change an error's status, create releases and upload source maps: Developer+; error
+tracking settings, client keys, deleting releases and artifacts: Maintainer+. Admins
+may do everything. A project the user may not see is reported as not found, never as
+forbidden, so private projects stay invisible. A project whose
 ``monitor_access_level`` is ``disabled`` hides error tracking entirely (404).
 """
 
@@ -28,6 +29,8 @@ class Action(StrEnum):
     READ_ERRORS = "read_errors"  # errors, events, release health
     UPDATE_ERROR = "update_error"  # an error's status
     ADMIN_ERROR_TRACKING = "admin_error_tracking"  # settings and client keys
+    WRITE_RELEASES = "write_releases"  # releases, deploys, source map uploads (sentry-cli)
+    DELETE_RELEASES = "delete_releases"  # a release and its artifacts
 
 
 MIN_LEVEL: dict[Action, AccessLevel] = {
@@ -38,9 +41,17 @@ MIN_LEVEL: dict[Action, AccessLevel] = {
     Action.READ_ERRORS: AccessLevel.REPORTER,
     Action.UPDATE_ERROR: AccessLevel.DEVELOPER,
     Action.ADMIN_ERROR_TRACKING: AccessLevel.MAINTAINER,
+    Action.WRITE_RELEASES: AccessLevel.DEVELOPER,
+    Action.DELETE_RELEASES: AccessLevel.MAINTAINER,
 }
 ERROR_TRACKING_ACTIONS = frozenset(
-    {Action.READ_ERRORS, Action.UPDATE_ERROR, Action.ADMIN_ERROR_TRACKING}
+    {
+        Action.READ_ERRORS,
+        Action.UPDATE_ERROR,
+        Action.ADMIN_ERROR_TRACKING,
+        Action.WRITE_RELEASES,
+        Action.DELETE_RELEASES,
+    }
 )
 
 

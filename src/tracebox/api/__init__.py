@@ -17,11 +17,15 @@ from starlette.routing import BaseRoute
 from tracebox import __version__ as tracebox_version
 from tracebox.api import (
     problems,
+    routes_artifacts,
     routes_errors,
     routes_privacy,
     routes_projects,
     routes_tracking,
     routes_users,
+    sentry_artifacts,
+    sentry_release_files,
+    sentry_releases,
 )
 from tracebox.api import sentry as sentry_routes
 from tracebox.api.context import ApiContext
@@ -53,7 +57,15 @@ def create_v4(ctx: ApiContext) -> FastAPI:
         responses=problems.PROBLEM_RESPONSES,
     )
     app.state.api_context = ctx
-    for module in (routes_users, routes_projects, routes_tracking, routes_errors, routes_privacy):
+    v4_routers = (
+        routes_users,
+        routes_projects,
+        routes_tracking,
+        routes_errors,
+        routes_artifacts,
+        routes_privacy,
+    )
+    for module in v4_routers:
         app.include_router(module.router)
     problems.install(app, problems.gitlab_body)
     app.add_middleware(OneReadPerRequest, db=ctx.db)
@@ -67,6 +79,9 @@ def create_sentry(ctx: ApiContext) -> FastAPI:
     app = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
     app.state.api_context = ctx
     app.include_router(sentry_routes.router)
+    app.include_router(sentry_releases.router)  # sentry-cli: auth, organizations, releases
+    app.include_router(sentry_artifacts.router)  # sentry-cli: source map uploads
+    app.include_router(sentry_release_files.router)  # older sentry-cli: release files
     problems.install(app, problems.sentry_body)
     app.add_middleware(OneReadPerRequest, db=ctx.db)
     app.add_middleware(EncodedSlashPaths)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from tracebox.api.timefmt import iso
 from tracebox.tracking.models import (
@@ -77,6 +77,17 @@ class FrameOut(BaseModel):
     colno: int | None
     in_app: bool | None
     context: list[tuple[int, str]]  # [line number, source line], around lineno
+    symbolicated: bool | None = Field(
+        None,
+        description="Source maps: true when mapped to the original source, false when "
+        "mapping failed (see symbolication_error), null for other frames",
+    )
+    symbolication_error: str | None = Field(
+        None,
+        description="no_debug_id, missing_artifact, missing_sourcemap, line_out_of_range "
+        "or invalid_sourcemap (docs/sourcemaps.md)",
+    )
+    symbolication_detail: str | None = None
 
     @classmethod
     def of(cls, f: Frame) -> FrameOut:
@@ -89,6 +100,9 @@ class FrameOut(BaseModel):
             colno=f.colno,
             in_app=f.in_app,
             context=f.context,
+            symbolicated=f.symbolicated,
+            symbolication_error=f.mapping_error,
+            symbolication_detail=f.mapping_detail,
         )
 
 
@@ -97,6 +111,9 @@ class ExceptionOut(BaseModel):
     value: str | None
     module: str | None
     stack_trace: list[FrameOut]
+    raw_stack_trace: list[FrameOut] | None = Field(
+        None, description="The minified frames, when source maps mapped the stack trace"
+    )
 
     @classmethod
     def of(cls, e: ExceptionInfo) -> ExceptionOut:
@@ -105,6 +122,7 @@ class ExceptionOut(BaseModel):
             value=e.value,
             module=e.module,
             stack_trace=[FrameOut.of(f) for f in e.frames],
+            raw_stack_trace=[FrameOut.of(f) for f in e.raw_frames] if e.raw_frames else None,
         )
 
 

@@ -128,6 +128,20 @@ def frame(f: Frame) -> Json:
         "symbolAddr": None,
         "trust": None,
         "errors": None,
+        "data": _frame_data(f),
+    }
+
+
+def _frame_data(f: Frame) -> Json:
+    """Sentry's frame ``data`` for source maps: how the frame was mapped, or why not."""
+    if f.symbolicated is None:
+        return {}
+    if f.symbolicated:
+        return {"symbolicated": True, "sourcemap": f.source_map, "resolvedWith": f.mapped_with}
+    return {
+        "symbolicated": False,
+        "symbolicationError": f.mapping_error,
+        "symbolicationDetail": f.mapping_detail,
     }
 
 
@@ -139,7 +153,7 @@ def _exception(x: ExceptionInfo) -> Json:
         "module": x.module,
         "mechanism": None,
         "stacktrace": stacktrace,
-        "rawStacktrace": None,
+        "rawStacktrace": {"frames": [frame(f) for f in x.raw_frames]} if x.raw_frames else None,
     }
 
 

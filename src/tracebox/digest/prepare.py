@@ -1,4 +1,4 @@
-"""Turn spool records into rows for the store (pure: no I/O).
+"""Turn spool records into rows for the store (pure: no I/O, but for symbolication).
 
 Ingest spools each item as the SDK sent it; this is where it is parsed, once. Per event,
 in this order (docs/design.md "Digest pipeline")::
@@ -8,6 +8,9 @@ in this order (docs/design.md "Digest pipeline")::
 ``normalize`` is ``protocol.event.normalize_event``; ``stages`` run next, in the order
 given: privacy scrubbing first, then symbolication, each a pure function of the event;
 then ``grouping.calculate``, ``protocol.event.summarize`` and ``store.payloads``.
+Symbolication needs the event's project and reads source map artifacts: it is the
+injected ``Symbolicator``, run after the stages (its artifact lookups are memoized per
+batch, its parsed maps cached).
 
 A record that cannot be used (not JSON, not an object, an invalid session, a kind this
 version does not know) is set aside: counted per project and reason in ``dropped``,
@@ -35,6 +38,7 @@ from tracebox.protocol.session import (
 from tracebox.spool.record import RecordError, RecordKind, SpoolRecord
 from tracebox.store.digest import PreparedEvent
 from tracebox.store.payloads import PayloadEncoder
+from tracebox.symbolication import Symbolicator
 
 log = logging.getLogger("tracebox.digest")
 
@@ -68,15 +72,21 @@ class Preparer:
     """Not thread-safe (one compressor); one per digest worker."""
 
     def __init__(
-        self, stages: Sequence[Stage] = (), privacy_settings: PrivacyLoader | None = None
+        self,
+        stages: Sequence[Stage] = (),
+        symbolicator: Symbolicator | None = None,
+        privacy_settings: PrivacyLoader | None = None,
     ) -> None:
         self._payloads = PayloadEncoder()
         self._stages = tuple(stages)
+        self._symbolicator = symbolicator
         self._load_privacy = privacy_settings
         self._privacy: Mapping[int, privacy.PrivacySettings] = {}
 
     def prepare(self, records: Sequence[bytes]) -> PreparedBatch:
         batch = PreparedBatch()
+        if self._symbolicator is not None:
+            self._symbolicator.begin_batch()
         decoded = []
         for raw in records:
             try:
@@ -134,10 +144,12 @@ class Preparer:
         event = privacy.scrub(event, settings)
         for stage in self._stages:
             event = stage(event)
+        if self._symbolicator is not None:  # after scrubbing, before grouping
+            self._symbolicator.symbolicate(record.project_id, event)
         return event
 
     def prepare_event(self, project_id: int, event: Event) -> PreparedEvent:
-        """group -> summarize -> encode, for a normalized (and scrubbed) event."""
+        """group -> summarize -> encode, for a normalized (scrubbed, symbolicated) event."""
         group = grouping.calculate(event)
         summary = summarize(event)
         return PreparedEvent(

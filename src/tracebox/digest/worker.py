@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from sqlalchemy import Connection
 from sqlalchemy.exc import SQLAlchemyError
 
+from tracebox.config import Settings
 from tracebox.digest.prepare import PreparedBatch, Preparer
 from tracebox.logcondition import LoggedCondition, first_line
 from tracebox.metrics import Metrics
@@ -17,8 +18,10 @@ from tracebox.spool import Batch, SpoolReader
 from tracebox.store import Database
 from tracebox.store import digest as store_digest
 from tracebox.store import privacy as store_privacy
+from tracebox.symbolication import MapCache, StoreArtifacts, Symbolicator
 
 log = logging.getLogger("tracebox.digest")
+DEFAULT_SYMBOLICATION_CACHE_BYTES = Settings.model_fields["symbolication_cache_bytes"].default
 
 
 @dataclass
@@ -42,12 +45,16 @@ class DigestWorker:
         *,
         batch_size: int,
         metrics: Metrics | None = None,
+        symbolication_cache_bytes: int = DEFAULT_SYMBOLICATION_CACHE_BYTES,
     ) -> None:
         self.db = db
         self.metrics = metrics
         self.reader = reader
         self.batch_size = batch_size
-        self.preparer = Preparer(privacy_settings=self._privacy_settings)
+        self.symbolicator = Symbolicator(StoreArtifacts(db), MapCache(symbolication_cache_bytes))
+        self.preparer = Preparer(
+            symbolicator=self.symbolicator, privacy_settings=self._privacy_settings
+        )
         self.stats = DigestStats()
 
     def run_once(self) -> int:

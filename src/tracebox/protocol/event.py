@@ -36,7 +36,7 @@ MAX_NAME_CHARS = 200  # release, transaction and the like: as Relay's tag-value 
 DEFAULT_ENVIRONMENT = "production"  # as the develop docs, when the SDK sends none
 
 _NAMES = ("logger", "transaction", "server_name", "release", "dist", "culprit")
-_OBJECTS = ("contexts", "extra", "modules", "sdk")
+_OBJECTS = ("contexts", "extra", "modules", "sdk", "debug_meta")  # debug_meta: source maps
 _HEX = frozenset("0123456789abcdef")
 
 _Reader = Callable[[Any], dict[str, Any] | None]

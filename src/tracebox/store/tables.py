@@ -243,3 +243,99 @@ spool_cursors = Table(
     Column("segment", String(255), primary_key=True),
     Column("position", BigInteger, nullable=False),
 )
+
+# --- releases and source map artifacts (migration 0006_sourcemaps) -----------------------
+
+# Releases created through sentry-cli (or by an artifact upload naming one). Events and
+# sessions name releases by version; the releases page joins on (project_id, version).
+releases = Table(
+    "releases",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("project_id", Id, ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
+    Column("version", String(255), nullable=False),
+    Column("url", Text),
+    Column("created_at", Float, nullable=False),
+    Column("date_started", Float),
+    Column("date_released", Float),  # set by `sentry-cli releases finalize`
+    # "the release of a version" (sentry-cli by version; the releases page)
+    UniqueConstraint("project_id", "version", name="uq_releases_project_version"),
+)
+
+deploys = Table(
+    "deploys",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("release_id", Id, ForeignKey("releases.id", ondelete="CASCADE"), nullable=False),
+    Column("environment", String(255), nullable=False),
+    Column("name", String(255)),
+    Column("url", Text),
+    Column("date_started", Float),
+    Column("date_finished", Float, nullable=False),
+    # "the deploys of a release", newest first
+    Index("ix_deploys_release", "release_id", "date_finished"),
+)
+
+# File contents, stored once by SHA-1 whatever number of bundles and projects name them.
+artifact_blobs = Table(
+    "artifact_blobs",
+    metadata,
+    Column("checksum", String(40), primary_key=True),  # sha1 hex of the uncompressed bytes
+    Column("size", BigInteger, nullable=False),  # uncompressed bytes
+    Column("data", LargeBinary, nullable=False),  # zstd-compressed
+    Column("created_at", Float, nullable=False),
+)
+
+# Chunks sentry-cli uploaded and has not assembled yet (any node may assemble them).
+artifact_chunks = Table(
+    "artifact_chunks",
+    metadata,
+    Column("checksum", String(40), primary_key=True),  # sha1 hex of the chunk
+    Column("size", BigInteger, nullable=False),
+    Column("data", LargeBinary, nullable=False),
+    Column("created_at", Float, nullable=False),
+    # removal of chunks never assembled
+    Index("ix_artifact_chunks_created", "created_at"),
+)
+
+# One uploaded artifact bundle (sentry-cli's zip) per project; '' = no release or dist.
+artifact_bundles = Table(
+    "artifact_bundles",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("project_id", Id, ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
+    Column("checksum", String(40), nullable=False),  # sha1 of the whole bundle
+    Column("bundle_id", String(36), nullable=False, default=""),  # the bundle's own debug id
+    Column("release", String(255), nullable=False, default=""),
+    Column("dist", String(64), nullable=False, default=""),
+    Column("file_count", Integer, nullable=False),
+    Column("created_at", Float, nullable=False),
+    # assemble: the same bundle uploaded again is recognised, not stored twice
+    UniqueConstraint(
+        "project_id", "checksum", "release", "dist", name="uq_artifact_bundles_checksum"
+    ),
+)
+
+# Every file of a bundle, and every legacy release file (bundle_id NULL).
+artifact_files = Table(
+    "artifact_files",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("project_id", Id, ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
+    Column("bundle_id", Id, ForeignKey("artifact_bundles.id", ondelete="CASCADE")),
+    Column("release", String(255), nullable=False, default=""),
+    Column("dist", String(64), nullable=False, default=""),
+    Column("url", String(1000), nullable=False),  # e.g. ~/static/app.min.js
+    Column("type", String(32), nullable=False, default=""),  # minified_source, source_map, ...
+    Column("debug_id", String(36)),  # lowercase UUID with dashes
+    Column("sourcemap", String(1000)),  # the minified file's Sourcemap header
+    Column("checksum", String(40), ForeignKey("artifact_blobs.checksum"), nullable=False),
+    Column("size", BigInteger, nullable=False),
+    Column("created_at", Float, nullable=False),
+    # symbolication by debug ID
+    Index("ix_artifact_files_debug_id", "project_id", "debug_id"),
+    # symbolication by release and URL; the artifacts page of a release
+    Index("ix_artifact_files_release_url", "project_id", "release", "dist", "url"),
+    # "is this blob still used" after a deletion
+    Index("ix_artifact_files_checksum", "checksum"),
+)

@@ -38,6 +38,8 @@ def frame(raw: dict[str, Any]) -> Frame:
         context.append((lineno, raw["context_line"]))
         context += [(lineno + 1 + i, line) for i, line in enumerate(post)]
     in_app = raw.get("in_app")
+    data = _dict(raw.get("data")) or {}
+    mapped = data.get("symbolicated")
     return Frame(
         filename=_str(raw.get("filename")),
         abs_path=_str(raw.get("abs_path")),
@@ -47,6 +49,11 @@ def frame(raw: dict[str, Any]) -> Frame:
         colno=_int(raw.get("colno")),
         in_app=in_app if isinstance(in_app, bool) else None,
         context=context,
+        symbolicated=mapped if isinstance(mapped, bool) else None,
+        mapping_error=_str(data.get("symbolication_error")),
+        mapping_detail=_str(data.get("symbolication_detail")),
+        source_map=_str(data.get("sourcemap")),
+        mapped_with=_str(data.get("resolved_with")),
     )
 
 
@@ -63,6 +70,7 @@ def exceptions(payload: dict[str, Any]) -> list[ExceptionInfo]:
             value=_str(v.get("value")),
             module=_str(v.get("module")),
             frames=frames(v.get("stacktrace")),
+            raw_frames=frames(v.get("raw_stacktrace")),
         )
         for v in values
         if isinstance(v, dict)

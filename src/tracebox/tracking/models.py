@@ -63,6 +63,13 @@ class Frame:
     colno: int | None
     in_app: bool | None
     context: list[tuple[int, str]]  # pre-context, the line itself, post-context
+    # Source maps (docs/sourcemaps.md): True mapped to the original source, False not
+    # mapped (mapping_error says why), None not a minified JavaScript frame.
+    symbolicated: bool | None = None
+    mapping_error: str | None = None  # a symbolication.Failure value
+    mapping_detail: str | None = None  # the explanation shown to users
+    source_map: str | None = None  # the uploaded map that mapped this frame
+    mapped_with: str | None = None  # "debug_id" or "release": how the map was found
 
 
 @dataclass(frozen=True)
@@ -71,6 +78,7 @@ class ExceptionInfo:
     value: str | None
     module: str | None
     frames: list[Frame]  # oldest first, as the SDKs send them
+    raw_frames: list[Frame] = field(default_factory=list)  # minified, when frames were mapped
 
 
 @dataclass(frozen=True)

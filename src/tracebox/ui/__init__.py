@@ -19,6 +19,7 @@ from tracebox.ui import (
     firstrun,
     render,
     routes_admin,
+    routes_artifacts,
     routes_auth,
     routes_details,
     routes_errors,
@@ -99,6 +100,9 @@ def _project_routes(page: Callable[..., Route]) -> list[Route]:
     return [
         page(et, routes_errors.error_list),
         page(et + "/releases", routes_details.releases),
+        page(et + "/artifacts", routes_artifacts.index),
+        page(et + "/artifacts/delete", routes_artifacts.delete_all, POST),
+        page(et + "/artifacts/{file_id:int}/delete", routes_artifacts.delete_file, POST),
         page(et + "/projects.json", routes_settings.projects_json),
         page(et + "/test_event", firstrun.send_test_event, POST),
         page(et + "/{error_id:int}", routes_details.error_details),

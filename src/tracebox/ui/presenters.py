@@ -6,7 +6,7 @@ Everything here is still untrusted event content; templates escape all of it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from tracebox.tracking.models import Event, ExceptionInfo, Frame
@@ -22,6 +22,9 @@ class FrameView:
     in_app: bool
     context: list[tuple[int, str, bool]]  # (line number, code, is the frame's line)
     expanded: bool  # source context shown without a click (the newest in-app frame)
+    minified: str = ""  # a mapped frame's minified location ("app.min.js line 1:2345")
+    mapping_error: str = ""  # why source maps could not map the frame (a Failure value)
+    mapping_detail: str = ""
 
 
 @dataclass(frozen=True)
@@ -38,39 +41,54 @@ class ExceptionView:
     groups: list[FrameGroup]
     frame_count: int
     main: bool  # the exception that was raised last (the chain's newest)
+    has_raw: bool = False  # source maps mapped its frames; the minified ones can be shown
 
 
-def exception_views(event: Event) -> list[ExceptionView]:
+def exception_views(event: Event, *, raw: bool = False) -> list[ExceptionView]:
     """The exception chain, the main (newest) exception first, each with its frames
-    newest first. Without exceptions, the thread or top-level stack trace."""
+    newest first. Without exceptions, the thread or top-level stack trace. ``raw``: the
+    minified frames of stack traces that source maps mapped."""
     excs = list(event.exceptions)
     if not any(e.frames for e in excs) and event.stack_trace:
         excs = [ExceptionInfo(type=None, value=None, module=None, frames=event.stack_trace)]
     views = []
     for position, exc in enumerate(reversed(excs)):
-        frames = list(reversed(exc.frames))
+        shown = exc.raw_frames if raw and exc.raw_frames else exc.frames
+        # The minified twin of each mapped frame (mapping keeps the frame count).
+        twins: list[Frame | None] = list(exc.raw_frames)
+        if len(twins) != len(shown):
+            twins = [None] * len(shown)
+        pairs = list(reversed(list(zip(shown, twins, strict=True))))
         views.append(
             ExceptionView(
                 type=exc.type or ("Error" if exc.value else ""),
                 value=exc.value or "",
                 module=exc.module or "",
-                groups=_groups(frames, expand_first=position == 0),
-                frame_count=len(frames),
+                groups=_groups(pairs, expand_first=position == 0, raw=raw),
+                frame_count=len(pairs),
                 main=position == 0,
+                has_raw=bool(exc.raw_frames),
             )
         )
     return views
 
 
-def _groups(frames: list[Frame], *, expand_first: bool) -> list[FrameGroup]:
+def _groups(
+    frames: list[tuple[Frame, Frame | None]], *, expand_first: bool, raw: bool
+) -> list[FrameGroup]:
     """Consecutive library frames collapse into one group, but only when the trace marks
     some frame in-app; a trace without in-app information shows every frame."""
-    marked = any(f.in_app for f in frames)
+    marked = any(f.in_app for f, _ in frames)
     groups: list[FrameGroup] = []
     expanded = not expand_first
-    for frame in frames:
+    explained: set[str] = set()  # a mapping failure is explained once per stack trace
+    for frame, minified in frames:
         library = marked and not frame.in_app
-        view = _frame(frame, expand=not expanded and not library and bool(frame.context))
+        expand = not expanded and not library and bool(frame.context)
+        view = _frame(frame, expand=expand, minified=None if raw else minified)
+        if view.mapping_detail in explained:
+            view = replace(view, mapping_detail="")
+        explained.add(view.mapping_detail)
         expanded = expanded or view.expanded
         if groups and groups[-1].library and library:
             groups[-1].frames.append(view)
@@ -79,10 +97,20 @@ def _groups(frames: list[Frame], *, expand_first: bool) -> list[FrameGroup]:
     return groups
 
 
-def _frame(frame: Frame, *, expand: bool) -> FrameView:
-    line = ""
-    if frame.lineno is not None:
-        line = f"line {frame.lineno}" + (f":{frame.colno}" if frame.colno is not None else "")
+def _line(frame: Frame) -> str:
+    if frame.lineno is None:
+        return ""
+    return f"line {frame.lineno}" + (f":{frame.colno}" if frame.colno is not None else "")
+
+
+def _frame(frame: Frame, *, expand: bool, minified: Frame | None = None) -> FrameView:
+    line = _line(frame)
+    shown_minified = ""
+    if frame.symbolicated and minified is not None:
+        where = minified.filename or minified.abs_path or "?"
+        shown_minified = f"{where} {_line(minified)}".strip()
+        if minified.function:
+            shown_minified += f" in {minified.function}"
     return FrameView(
         location=frame.filename or frame.abs_path or frame.module or "<unknown>",
         function=frame.function or "?",
@@ -90,6 +118,9 @@ def _frame(frame: Frame, *, expand: bool) -> FrameView:
         in_app=bool(frame.in_app),
         context=[(n, code, n == frame.lineno) for n, code in frame.context],
         expanded=expand,
+        minified=shown_minified,
+        mapping_error=frame.mapping_error or "" if frame.symbolicated is False else "",
+        mapping_detail=frame.mapping_detail or "" if frame.symbolicated is False else "",
     )
 
 

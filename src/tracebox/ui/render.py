@@ -81,6 +81,7 @@ def make_environment(files: dict[str, StaticFile]) -> jinja2.Environment:
         percent=percent,
         pretty=pretty,
         clock=clock,
+        filesize=filesize,
     )
     return env
 
@@ -142,6 +143,16 @@ def clock(ts: Any) -> str:
 
 def number(n: int | None) -> str:
     return "0" if n is None else f"{n:,}"
+
+
+def filesize(n: int | None) -> str:
+    """Bytes as people read them: ``812 B``, ``14.2 KiB``, ``3.1 MiB``."""
+    size = float(n or 0)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{int(size)} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} GiB"
 
 
 def percent(value: float | None) -> str:

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from starlette.responses import Response
 
+from tracebox import releases as release_records
 from tracebox.accounts.policy import Action
 from tracebox.errors import BadRequest
 from tracebox.models import ErrorStatus
+from tracebox.store import artifacts
+from tracebox.store import releases as release_store
+from tracebox.symbolication import FAILURE_TITLES
+from tracebox.tracking import IntegratedSource
 from tracebox.tracking.cursor import MAX_CURSOR_LENGTH
 from tracebox.ui import charts, presenters
 from tracebox.ui.privacy_marks import ScrubMarks
@@ -19,6 +24,7 @@ def error_details(r: Req, project: str, error_id: int) -> Response:
     cursor = r.query("cursor") or None
     if cursor is not None and len(cursor) > MAX_CURSOR_LENGTH:
         raise BadRequest("cursor is invalid")
+    raw = r.query("raw") == "1"  # the minified frames of a source-mapped stack trace
     source = tracking_source(r, access)
     details = source.get(error_id)
     # One event per page: its cursors step to the next older and newer events.
@@ -33,7 +39,10 @@ def error_details(r: Req, project: str, error_id: int) -> Response:
         older=step.next_cursor,
         newer=step.prev_cursor,
         stepped=cursor is not None,
-        exceptions=presenters.exception_views(event) if event else [],
+        exceptions=presenters.exception_views(event, raw=raw) if event else [],
+        raw=raw,
+        cursor=cursor,
+        failure_titles=FAILURE_TITLES,
         crumbs=presenters.breadcrumbs(event) if event else [],
         request_rows=presenters.request_rows(event.request if event else None),
         headers=presenters.rows((event.request or {}).get("headers")) if event else [],
@@ -48,6 +57,24 @@ def error_details(r: Req, project: str, error_id: int) -> Response:
 
 
 def releases(r: Req, project: str) -> Response:
+    """Release health per environment, and every release with its deploys, artifacts
+    and new errors (sentry-cli's, events' and sessions' releases alike)."""
     access = r.project(project, Action.READ_ERRORS)
     source = tracking_source(r, access)
-    return r.render("releases.html", access=access, releases=source.releases())
+    overview: list[release_records.ReleaseOverview] = []
+    unreleased = 0
+    if isinstance(source, IntegratedSource):  # a linked Sentry keeps its own artifacts
+        with r.db.read() as conn:
+            health = [
+                (c.release, c.environment, c.last_started)
+                for c in release_store.release_counts(conn, access.project.id)
+            ]
+            overview = release_records.overview(conn, access.project.id, health)
+            unreleased = len(artifacts.list_files(conn, access.project.id, "", limit=1))
+    return r.render(
+        "releases.html",
+        access=access,
+        releases=source.releases(),
+        overview=overview,
+        unreleased_artifacts=unreleased,
+    )

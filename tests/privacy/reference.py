@@ -9,18 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from tracebox.privacy import ip
 from tracebox.privacy.blob import Remarks
 from tracebox.privacy.keys import SAFE, KeyMatcher
 from tracebox.privacy.rules import (
     CREDIT_CARD,
     FILTERED,
-    IP_ANONYMIZED,
-    IP_REMOVED,
-    SENSITIVE_KEY,
-    normalize_key,
 )
-from tracebox.privacy.settings import IpMode, PrivacySettings
+from tracebox.privacy.scrubber import _echoed_params, _ips
+from tracebox.privacy.settings import PrivacySettings
 from tracebox.privacy.text import TextScrubber, is_card_number
 
 REMARKS_KEY = "_scrubbed"  # in the stored payload: [{"path": [...], "rule": id}, ...]
@@ -56,8 +52,10 @@ class Scrubber:
         if self.settings.scrub_data and walk.learned.learned:
             out = {k: _forget(v, walk.learned.learned, self.keys, k) for k, v in out.items()}
         if self.settings.scrub_data:
-            _echoed_params(event, out, walk)
-        _ips(out, self.settings, walk.remarks)
+            # What normalization derives and IP handling: the package's own code (the
+            # oracle checks the walk over the event, not these).
+            _echoed_params(event, out, walk.learned)
+        _ips(out, self.settings, walk.learned)
         out.pop(REMARKS_KEY, None)
         if walk.remarks:
             out[REMARKS_KEY] = walk.remarks
@@ -178,106 +176,3 @@ def _forget(value: Any, secrets: dict[str, str], keys: KeyMatcher, owner: object
             ]
         return [_forget(v, secrets, keys, None) for v in value]
     return value
-
-
-def _echoed_params(event: dict[str, Any], out: dict[str, Any], walk: _Walk) -> None:
-    """A log message is its template with the params filled in, so a secret is in both:
-    a param filtered by its name is filtered in ``formatted`` too, and a param that a text
-    rule filtered out of ``formatted`` is filtered itself."""
-    before, after = event.get("logentry"), out.get("logentry")
-    if not isinstance(before, dict) or not isinstance(after, dict):
-        return
-    raw, formatted = before.get("formatted"), after.get("formatted")
-    if not isinstance(raw, str) or not isinstance(formatted, str):
-        return
-    slots = list(zip(_slots(before.get("params")), _slots(after.get("params")), strict=False))
-    here = ["logentry", "formatted"]
-    for (_, sent), (_, kept) in slots:
-        long_enough = isinstance(sent, str) and len(sent) >= _MIN_ECHO_CHARS
-        if kept == FILTERED and long_enough and sent in formatted:
-            formatted = formatted.replace(sent, FILTERED)
-            walk.remarks.append({"path": here, "rule": SENSITIVE_KEY})
-    after["formatted"] = formatted
-    rules = [r["rule"] for r in walk.remarks if r["path"] == here] or [SENSITIVE_KEY]
-    params = after["params"]
-    for (_, sent), (slot, kept) in slots:
-        if isinstance(sent, str) and kept == sent and sent in raw and sent not in formatted:
-            params[slot] = FILTERED
-            walk.remarks.append({"path": ["logentry", "params", slot], "rule": rules[0]})
-
-
-def _slots(params: Any) -> list[tuple[Any, Any]]:
-    if isinstance(params, dict):
-        return list(params.items())
-    if isinstance(params, list):
-        return list(enumerate(params))
-    return []
-
-
-def _ips(event: dict[str, Any], settings: PrivacySettings, remarks: list[dict[str, Any]]) -> None:
-    """IP handling on ``user.ip_address``, ``request.env`` and the request's forwarding
-    headers; the containers changed are copied first (they may be the input's)."""
-    mode = settings.ip_mode
-    user = event.get("user")
-    if isinstance(user, dict) and "ip_address" in user:
-        drop = settings.drop_user_ip or mode is IpMode.DROP
-        if drop or mode is IpMode.ANONYMIZE:
-            user = event["user"] = dict(user)
-            _one_ip(user, "ip_address", drop, ["user", "ip_address"], remarks)
-    request = event.get("request")
-    if mode is IpMode.STORE or not isinstance(request, dict):
-        return
-    request = event["request"] = dict(request)
-    if isinstance(request.get("env"), dict):
-        env = request["env"] = dict(request["env"])
-        for key in [k for k in env if normalize_key(k) in ip.IP_ENV_KEYS]:
-            _one_ip(env, key, mode is IpMode.DROP, ["request", "env", key], remarks)
-    if isinstance(request.get("headers"), list):
-        request["headers"] = _ip_headers(request["headers"], mode, remarks)
-
-
-def _one_ip(
-    holder: dict[str, Any], key: str, drop: bool, path: Path, remarks: list[dict[str, Any]]
-) -> None:
-    value = holder[key]
-    anonymized = None if drop or not isinstance(value, str) else ip.anonymize(value)
-    if anonymized is None:
-        del holder[key]
-        remarks.append({"path": path, "rule": IP_REMOVED})
-    elif anonymized != value:
-        holder[key] = anonymized
-        remarks.append({"path": path, "rule": IP_ANONYMIZED})
-
-
-def _ip_headers(headers: list[Any], mode: IpMode, remarks: list[dict[str, Any]]) -> list[Any]:
-    """Forwarding headers anonymised, or removed (then later headers' remarks move up)."""
-    out: list[Any] = []
-    moved: list[int] = []  # indexes of the removed headers
-    for index, pair in enumerate(headers):
-        if not _is_ip_header(pair):
-            out.append(pair)
-        elif mode is IpMode.DROP:
-            moved.append(index)
-            remarks.append({"path": ["request", "headers", pair[0]], "rule": IP_REMOVED})
-        else:
-            value = ip.anonymize_text(pair[1])
-            if value != pair[1]:
-                path = ["request", "headers", index, 1]
-                remarks.append({"path": path, "rule": IP_ANONYMIZED})
-            out.append([pair[0], value])
-    if moved:
-        for remark in remarks:
-            path = remark["path"]
-            if path[:2] == ["request", "headers"] and len(path) > 2 and type(path[2]) is int:
-                path[2] -= sum(1 for gone in moved if gone < path[2])
-    return out
-
-
-def _is_ip_header(pair: Any) -> bool:
-    return (
-        isinstance(pair, list)
-        and len(pair) == 2
-        and isinstance(pair[0], str)
-        and isinstance(pair[1], str)
-        and normalize_key(pair[0]) in ip.IP_HEADERS
-    )

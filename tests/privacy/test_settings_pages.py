@@ -11,10 +11,10 @@ import orjson
 
 from tests.inprocess import Api, Ui
 from tests.privacy import secrets as s
-from tracebox.digest.prepare import Preparer
+from tracebox.digest.config import ConfigCache
+from tracebox.digest.prepare import Preparer, read_records
 from tracebox.models import AccessLevel
 from tracebox.privacy import IpMode, PrivacySettings
-from tracebox.protocol.event import normalize_event
 from tracebox.spool.record import RecordKind, SpoolRecord
 from tracebox.store import digest as store_digest
 from tracebox.store import privacy as privacy_store
@@ -82,20 +82,19 @@ def test_settings_change_what_the_digest_stores(api: Api) -> None:
         "PUT",
         PRIVACY.format(project.id),
         token,
-        json={"safe_fields": ["debug_token"], "sensitive_fields": ["order_ref"]},
+        json={"sensitive_fields": ["order_ref"]},
     )
-    worker_reads = []
-
-    def load(ids: set[int]) -> dict[int, PrivacySettings]:
-        worker_reads.append(ids)
-        with api.db.read() as conn:
-            return privacy_store.get_many(conn, ids)
-
+    cache = ConfigCache()
+    with api.db.read() as conn:
+        assert cache.load(conn, [project.id])[project.id].privacy.sensitive_fields == ("order_ref",)
+    api.call("PUT", PRIVACY.format(project.id), token, json={"safe_fields": ["debug_token"]})
+    with api.db.read() as conn:  # the change bumped the project's config: reloaded
+        configs = cache.load(conn, [project.id])
+    assert configs[project.id].privacy.safe_fields == ("debug_token",)
     extra = {"debug_token": "keep-me-1", "order_ref": "hide-me-2", "password": "hide-me-3"}
-    event = normalize_event({"message": "x", "extra": extra}, received_at=1.0, client_ip=None)
-    record = {"kind": "event", "project_id": project.id, "key_id": 1, "received": 1.0}
-    batch = Preparer(privacy_settings=load).prepare([orjson.dumps({**record, "payload": event})])
-    assert worker_reads == [{project.id}]  # once per batch
+    raw = orjson.dumps({"message": "x", "extra": extra})
+    record = SpoolRecord(RecordKind.EVENT, project.id, 1, time.time(), raw).encode()
+    batch = Preparer().prepare(read_records([record]), configs)
     stored = decode(batch.events[0].payload)
     assert stored["extra"] == {
         "debug_token": "keep-me-1",
@@ -171,7 +170,9 @@ def _digest(domain: Ui, project_id: int, raw: dict[str, object]) -> None:
     record = SpoolRecord(
         RecordKind.EVENT, project_id, 1, time.time(), orjson.dumps(raw), client_ip="192.0.2.1"
     )
-    batch = Preparer(privacy_settings=lambda ids: {}).prepare([record.encode()])
+    with domain.db.read() as conn:
+        configs = ConfigCache().load(conn, [project_id])
+    batch = Preparer().prepare(read_records([record.encode()]), configs)
     assert batch.events and not batch.invalid
     with domain.db.write() as conn:
         store_digest.write_events(conn, batch.events)

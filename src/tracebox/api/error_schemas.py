@@ -43,6 +43,7 @@ class ErrorOut(BaseModel):
     platform: str
     level: str
     frequency: list[CountOut]  # 24 hourly counts, oldest first
+    external_issue_url: str | None = None  # the linked issue (GitLab's "Create issue")
 
     @classmethod
     def of(cls, e: ErrorSummary) -> ErrorOut:
@@ -65,6 +66,7 @@ def _summary_fields(e: ErrorSummary) -> dict[str, Any]:
         "platform": e.platform,
         "level": e.level,
         "frequency": [CountOut.of(b) for b in e.frequency],
+        "external_issue_url": e.external_issue_url,
     }
 
 
@@ -200,7 +202,7 @@ class TagSummaryOut(BaseModel):
 class ErrorDetailsOut(ErrorOut):
     first_release: str | None
     last_release: str | None
-    tags: list[TagSummaryOut]  # over the latest 100 events
+    tags: list[TagSummaryOut]  # over all of the error's events
     frequency_30d: list[CountOut]  # 30 daily counts, oldest first, ending today (UTC)
     latest_event: EventOut | None
 

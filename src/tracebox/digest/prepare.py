@@ -6,11 +6,12 @@ in this order (docs/design.md "Digest pipeline")::
     normalize -> scrub -> symbolicate -> group -> summarize -> encode
 
 ``normalize`` is ``protocol.event.normalize_event``; ``stages`` run next, in the order
-given: privacy scrubbing first, then symbolication, each a pure function of the event;
-then ``grouping.calculate``, ``protocol.event.summarize`` and ``store.payloads``.
-Symbolication needs the event's project and reads source map artifacts: it is the
-injected ``Symbolicator``, run after the stages (its artifact lookups are memoized per
-batch, its parsed maps cached).
+given: privacy scrubbing first, then symbolication, each a pure function of the event
+and its project's configuration (``digest.config``, read once per batch by the caller);
+then ``grouping.calculate``, ``protocol.event.summarize``, ``protocol.tags.event_tags``
+and ``store.payloads``. Symbolication needs the event's project and reads source map
+artifacts: it is the injected ``Symbolicator``, run after the stages (its artifact
+lookups are memoized per batch, its parsed maps cached).
 
 A record that cannot be used (not JSON, not an object, an invalid session, a kind this
 version does not know) is set aside: counted per project and reason in ``dropped``,
@@ -28,6 +29,7 @@ from typing import Any
 import orjson
 
 from tracebox import grouping, privacy
+from tracebox.digest.config import ProjectConfig
 from tracebox.protocol.event import normalize_event, summarize
 from tracebox.protocol.session import (
     SessionAggregate,
@@ -35,6 +37,7 @@ from tracebox.protocol.session import (
     normalize_session,
     normalize_session_aggregates,
 )
+from tracebox.protocol.tags import event_tags
 from tracebox.spool.record import RecordError, RecordKind, SpoolRecord
 from tracebox.store.digest import PreparedEvent
 from tracebox.store.payloads import PayloadEncoder
@@ -44,9 +47,7 @@ log = logging.getLogger("tracebox.digest")
 
 Event = dict[str, Any]
 # A step between normalization and grouping (scrubbing, symbolication): event in, event out.
-Stage = Callable[[Event], Event]
-# The privacy settings of a batch's projects (issue 11), read once per batch.
-PrivacyLoader = Callable[[set[int]], Mapping[int, privacy.PrivacySettings]]
+Stage = Callable[[Event, ProjectConfig], Event]
 
 
 class InvalidRecord(Exception):
@@ -72,33 +73,33 @@ class Preparer:
     """Not thread-safe (one compressor); one per digest worker."""
 
     def __init__(
-        self,
-        stages: Sequence[Stage] = (),
-        symbolicator: Symbolicator | None = None,
-        privacy_settings: PrivacyLoader | None = None,
+        self, stages: Sequence[Stage] = (), symbolicator: Symbolicator | None = None
     ) -> None:
         self._payloads = PayloadEncoder()
         self._stages = tuple(stages)
         self._symbolicator = symbolicator
-        self._load_privacy = privacy_settings
-        self._privacy: Mapping[int, privacy.PrivacySettings] = {}
 
-    def prepare(self, records: Sequence[bytes]) -> PreparedBatch:
+    def prepare(
+        self,
+        records: Sequence[SpoolRecord | RecordError],
+        configs: Mapping[int, ProjectConfig],
+    ) -> PreparedBatch:
+        """Rows for ``records`` (as ``read_records`` returns them); ``configs`` holds the
+        configuration of every project that still exists."""
         batch = PreparedBatch()
         if self._symbolicator is not None:
             self._symbolicator.begin_batch()
-        decoded = []
-        for raw in records:
+        for record in records:
+            if isinstance(record, RecordError):
+                _set_aside(batch, record.project_id, "record", "unreadable")
+                log.error("spool record set aside: %s", record)
+                continue
+            config = configs.get(record.project_id)
+            if config is None:
+                batch.invalid["project_deleted"] += 1  # no project left to count it against
+                continue
             try:
-                decoded.append(SpoolRecord.decode(raw))
-            except RecordError as e:
-                _set_aside(batch, e.project_id, "record", "unreadable")
-                log.error("spool record set aside: %s", e)
-        if self._load_privacy is not None:
-            self._privacy = self._load_privacy({r.project_id for r in decoded})
-        for record in decoded:
-            try:
-                self._add(batch, record)
+                self._add(batch, record, config)
             except InvalidRecord as e:
                 _set_aside(batch, record.project_id, record.kind, e.reason)
             except Exception:
@@ -115,10 +116,11 @@ class Preparer:
         except RecordError as e:
             return e.project_id
 
-    def _add(self, batch: PreparedBatch, record: SpoolRecord) -> None:
+    def _add(self, batch: PreparedBatch, record: SpoolRecord, config: ProjectConfig) -> None:
         kind, project_id = record.kind, record.project_id
         if kind is RecordKind.EVENT:
-            batch.events.append(self.prepare_event(project_id, self._normalized(record)))
+            event = self._normalized(record, config)
+            batch.events.append(self.prepare_event(project_id, event))
         elif kind is RecordKind.SESSION:
             batch.sessions[project_id].append(_session(record))
         elif kind is RecordKind.SESSIONS:
@@ -127,7 +129,7 @@ class Preparer:
             for item_type, n in _dropped_counts(record).items():
                 batch.dropped[(project_id, item_type)] += n
 
-    def _normalized(self, record: SpoolRecord) -> Event:
+    def _normalized(self, record: SpoolRecord, config: ProjectConfig) -> Event:
         """normalize -> scrub -> symbolicate."""
         raw = _parse_object(record.payload)
         if record.normalized:
@@ -140,10 +142,9 @@ class Preparer:
                 event_id=record.event_id,
             )
         # Before anything is derived from the event: grouping, summary, payload (issue 11).
-        settings = self._privacy.get(record.project_id, privacy.DEFAULT_SETTINGS)
-        event = privacy.scrub(event, settings)
+        event = privacy.scrub(event, config.privacy)
         for stage in self._stages:
-            event = stage(event)
+            event = stage(event, config)
         if self._symbolicator is not None:  # after scrubbing, before grouping
             self._symbolicator.symbolicate(record.project_id, event)
         return event
@@ -156,6 +157,7 @@ class Preparer:
             project_id=project_id,
             event_id=event["event_id"],
             grouping_hash=group.hash,
+            fallback_hashes=group.fallback_hashes,
             grouping_version=group.version,
             fingerprint=orjson.dumps(group.components).decode(),
             title=summary.title,
@@ -169,8 +171,24 @@ class Preparer:
             environment=summary.environment,
             release=summary.release,
             user_key=summary.user_key,
+            tags=tuple(event_tags(event)),
             payload=self._payloads.encode(event),
         )
+
+
+def read_records(raw: Sequence[bytes]) -> list[SpoolRecord | RecordError]:
+    """Each spool record decoded, or the error saying why it cannot be."""
+    out: list[SpoolRecord | RecordError] = []
+    for data in raw:
+        try:
+            out.append(SpoolRecord.decode(data))
+        except RecordError as e:
+            out.append(e)
+    return out
+
+
+def project_ids(records: Sequence[SpoolRecord | RecordError]) -> set[int]:
+    return {r.project_id for r in records if isinstance(r, SpoolRecord)}
 
 
 def _set_aside(batch: PreparedBatch, project_id: int | None, kind: str, reason: str) -> None:

@@ -10,14 +10,14 @@ from sqlalchemy import Connection
 from sqlalchemy.exc import SQLAlchemyError
 
 from tracebox.config import Settings
-from tracebox.digest.prepare import PreparedBatch, Preparer
+from tracebox.digest.config import ConfigCache
+from tracebox.digest.prepare import PreparedBatch, Preparer, project_ids, read_records
 from tracebox.logcondition import LoggedCondition, first_line
 from tracebox.metrics import Metrics
-from tracebox.privacy import PrivacySettings
 from tracebox.spool import Batch, SpoolReader
 from tracebox.store import Database
 from tracebox.store import digest as store_digest
-from tracebox.store import privacy as store_privacy
+from tracebox.store.error_hashes import ErrorIdCache
 from tracebox.symbolication import MapCache, StoreArtifacts, Symbolicator
 
 log = logging.getLogger("tracebox.digest")
@@ -52,9 +52,9 @@ class DigestWorker:
         self.reader = reader
         self.batch_size = batch_size
         self.symbolicator = Symbolicator(StoreArtifacts(db), MapCache(symbolication_cache_bytes))
-        self.preparer = Preparer(
-            symbolicator=self.symbolicator, privacy_settings=self._privacy_settings
-        )
+        self.preparer = Preparer(symbolicator=self.symbolicator)
+        self.configs = ConfigCache()
+        self.error_ids = ErrorIdCache()
         self.stats = DigestStats()
 
     def run_once(self) -> int:
@@ -90,7 +90,10 @@ class DigestWorker:
 
     def _commit(self, batch: Batch) -> store_digest.BatchResult:
         """Write a batch and its new spool positions in one transaction."""
-        prepared = self.preparer.prepare(batch.records)
+        records = read_records(batch.records)
+        with self.db.read() as conn:
+            configs = self.configs.load(conn, project_ids(records))
+        prepared = self.preparer.prepare(records, configs)
         with self.db.write() as conn:
             result = self._write(conn, prepared)
             store_digest.save_cursors(conn, batch.positions)
@@ -124,7 +127,7 @@ class DigestWorker:
             store_digest.save_cursors(conn, one.positions)
 
     def _write(self, conn: Connection, prepared: PreparedBatch) -> store_digest.BatchResult:
-        result = store_digest.write_events(conn, prepared.events)
+        result = store_digest.write_events(conn, prepared.events, self.error_ids)
         for project_id, updates in prepared.sessions.items():
             store_digest.write_sessions(conn, project_id, updates)
         for project_id, aggregates in prepared.aggregates.items():
@@ -134,10 +137,6 @@ class DigestWorker:
             log.warning("spool records set aside: %s", dict(prepared.invalid))
             result.invalid.update(prepared.invalid)
         return result
-
-    def _privacy_settings(self, project_ids: set[int]) -> dict[int, PrivacySettings]:
-        with self.db.read() as conn:
-            return store_privacy.get_many(conn, project_ids)
 
     def _release(self, positions: dict[str, int]) -> None:
         deleted = self.reader.release(positions)

@@ -45,15 +45,7 @@ def put(conn: Connection, project_id: int, settings: PrivacySettings) -> None:
     updated = conn.execute(t.update().where(t.c.project_id == project_id).values(**values))
     if updated.rowcount == 0:
         conn.execute(t.insert().values(project_id=project_id, **values))
-    _config_changed(conn, project_id)
-
-
-def _config_changed(conn: Connection, project_id: int) -> None:
-    # store.projects.bump_config arrives with the digest's per-batch configuration cache
-    # (the pipeline branch); until then the digest reads these settings every batch.
-    bump = getattr(projects, "bump_config", None)
-    if bump is not None:
-        bump(conn, project_id)
+    projects.bump_config(conn, project_id)
 
 
 def _settings(row: Row[tuple[object, ...]]) -> PrivacySettings:

@@ -15,7 +15,7 @@ from tracebox.models import ErrorStatus
 from tracebox.store import Database, errors_read, releases
 from tracebox.store.errors_read import Edge, ErrorRow, EventRow
 from tracebox.tracking import cursor as cursors
-from tracebox.tracking.events import tags, to_event
+from tracebox.tracking.events import own_summary, to_event
 from tracebox.tracking.models import (
     Bucket,
     ErrorDetails,
@@ -31,7 +31,6 @@ from tracebox.tracking.models import (
 
 HOURS_IN_TIMELINE = 24
 DAYS_IN_CHART = 30
-TAG_SAMPLE_EVENTS = 100  # top tags are counted over this many of the latest events
 TOP_TAG_KEYS = 20
 TOP_TAG_VALUES = 5
 
@@ -76,15 +75,14 @@ class IntegratedSource:
             row = self._error(conn, error_id)
             summary = self._summaries(conn, [row])[0]
             daily = self._daily(conn, error_id)
-            recent = errors_read.list_events(
-                conn, error_id, after=None, before=None, limit=TAG_SAMPLE_EVENTS
-            )
+            recent = errors_read.list_events(conn, error_id, after=None, before=None, limit=1)
+            tags = errors_read.top_tags(conn, error_id, keys=TOP_TAG_KEYS, values=TOP_TAG_VALUES)
         latest = self._event(row, recent[0]) if recent else None
         return ErrorDetails(
             error=summary,
             first_release=row.first_release,
             last_release=row.last_release,
-            tags=_top_tags(recent),
+            tags=[_tag_summary(t) for t in tags],
             daily=daily,
             latest_event=latest,
         )
@@ -123,6 +121,12 @@ class IntegratedSource:
     def update_status(self, error_id: int, status: ErrorStatus) -> ErrorSummary:
         with self._db.write() as conn:
             if not errors_read.set_status(conn, self._project_id, error_id, status.value):
+                raise NotFound("Error")
+            return self._summaries(conn, [self._error(conn, error_id)])[0]
+
+    def link_issue(self, error_id: int, url: str | None) -> ErrorSummary:
+        with self._db.write() as conn:
+            if not errors_read.set_external_issue(conn, self._project_id, error_id, url):
                 raise NotFound("Error")
             return self._summaries(conn, [self._error(conn, error_id)])[0]
 
@@ -175,12 +179,15 @@ class IntegratedSource:
         return [Bucket(float(d * 86400), per_day[d]) for d in range(first_day, today + 1)]
 
     def _event(self, row: ErrorRow, event: EventRow) -> Event:
+        """The event with its own title and culprit (an error keeps its latest event's;
+        an older event of the error may have said something else)."""
+        own = own_summary(event.payload)
         return to_event(
             event.payload,
             error_id=row.id,
             project_id=row.project_id,
-            title=row.title,
-            culprit=row.culprit,
+            title=own.title if own else row.title,
+            culprit=(own.culprit or "") if own else row.culprit,
             received_at=event.received_at,
         )
 
@@ -202,6 +209,7 @@ def _summary(row: ErrorRow, hours: dict[int, int], first: int, last: int) -> Err
         level=row.level,
         frequency=[Bucket(float(h * 3600), hours.get(h, 0)) for h in range(first, last + 1)],
         regressed=bool(row.regressed),
+        external_issue_url=row.external_issue_url,
     )
 
 
@@ -244,23 +252,5 @@ def _percent_free(bad: int, total: int) -> float | None:
     return round(100.0 * (1 - bad / total), 4) if total else None
 
 
-def _top_tags(recent: list[EventRow]) -> list[TagSummary]:
-    counts: dict[str, Counter[str]] = {}
-    for e in recent:
-        pairs = [("level", e.level), ("environment", e.environment), ("release", e.release)]
-        for key, value in [*pairs, *_payload_tags(e)]:
-            if value:
-                counts.setdefault(key, Counter())[value] += 1
-    ranked = sorted(counts.items(), key=lambda kv: (-sum(kv[1].values()), kv[0]))
-    return [
-        TagSummary(
-            key=key,
-            total=sum(values.values()),
-            top_values=[TagValue(v, n) for v, n in values.most_common(TOP_TAG_VALUES)],
-        )
-        for key, values in ranked[:TOP_TAG_KEYS]
-    ]
-
-
-def _payload_tags(e: EventRow) -> list[tuple[str, str]]:
-    return tags(e.payload)
+def _tag_summary(t: errors_read.TagCounts) -> TagSummary:
+    return TagSummary(t.key, t.total, [TagValue(v, n) for v, n in t.top_values])

@@ -51,6 +51,7 @@ class ErrorSummary:
     level: str
     frequency: list[Bucket]  # 24 hourly counts, oldest first, ending with the current hour
     regressed: bool = False  # reopened by a new event after it was resolved
+    external_issue_url: str | None = None  # the issue it is linked to (a GitLab issue)
 
 
 @dataclass(frozen=True)
@@ -125,7 +126,7 @@ class ErrorDetails:
     error: ErrorSummary
     first_release: str | None
     last_release: str | None
-    tags: list[TagSummary]  # over the latest events (see IntegratedSource)
+    tags: list[TagSummary]  # over all of the error's events (error_tags)
     daily: list[Bucket]  # 30 daily counts, oldest first, ending today (UTC)
     latest_event: Event | None
 

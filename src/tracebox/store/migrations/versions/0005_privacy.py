@@ -1,7 +1,7 @@
 """privacy settings per project (issue 11)
 
 Revision ID: 0005_privacy
-Revises: 0006_sourcemaps
+Revises: 0004_boundaries
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0005_privacy"
-down_revision = "0006_sourcemaps"
+down_revision = "0004_boundaries"
 branch_labels = None
 depends_on = None
 

@@ -44,6 +44,9 @@ from sqlalchemy.engine import make_url
 from storage import Counter, footprint
 
 from tracebox.config import Settings
+from tracebox.privacy import PrivacySettings
+from tracebox.store import Database
+from tracebox.store import privacy as privacy_store
 
 
 def parse_args() -> argparse.Namespace:
@@ -60,6 +63,11 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--max-conns", type=int, default=256, help="open-loop connection cap")
     p.add_argument("--digest-timeout", type=float, default=300, help="seconds to wait")
     p.add_argument("--seed", type=int, default=7, help="corpus content seed")
+    p.add_argument(
+        "--privacy-off",
+        action="store_true",
+        help="turn the project's data scrubbing off (the baseline of issue 11's cost)",
+    )
     p.add_argument(
         "--wait-idle",
         type=float,
@@ -135,8 +143,10 @@ class Bench:
         total = args.warmup + args.events + int(args.rate * args.rate_seconds)
         loadgen = LoadGenerator(total, args.seed)  # builds the corpus meanwhile
         try:
-            tracebox(self.global_args, "migrate")  # commands other than migrate do not
+            tracebox(self.global_args, "migrate")  # the other commands need a migrated database
             project = orjson.loads(tracebox(self.global_args, "project", "create", _path()))
+            if args.privacy_off:
+                _privacy_off(self.url, project["id"])
             key = orjson.loads(tracebox(self.global_args, "key", "create", str(project["id"])))
             alert_rules.create(self.url, project["id"], args.alert_rules)
             self.report.baseline = footprint(self.url)
@@ -255,6 +265,15 @@ def main() -> int:
     finally:
         if args.data_dir is None:
             shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def _privacy_off(url: str, project_id: int) -> None:
+    db = Database(url)
+    try:
+        with db.write() as conn:
+            privacy_store.put(conn, project_id, PrivacySettings(scrub_data=False))
+    finally:
+        db.dispose()
 
 
 if __name__ == "__main__":

@@ -176,6 +176,7 @@ REPORTER = _body({"access_level": 20})
 ACTIVE = _body({"active": True})
 ACTIVE_INTEGRATED = _body({"active": True, "integrated": True})
 UNRESOLVED = _body({"status": "unresolved"})
+PRIVACY = _body({"safe_fields": ["trace_id"], "ip_mode": "anonymize"})
 LINK = _body({"issue_id": 3})
 NEW_RULE = _body({"name": "x", "trigger": "new_error", "actions": [{"channel": "email"}]})
 RULE_CHANGE = _body({"cooldown_minutes": 60})
@@ -211,6 +212,8 @@ MATRIX: list[tuple[str, str, Any, str]] = [
     ("GET",    ET + "/settings", None,                        "401 404 403 403 403 200 200 200 200 401 401"),
     ("PATCH",  ET + "/settings", ACTIVE,                      "401 404 403 403 403 200 200 200 403 401 401"),
     ("PUT",    ET + "/settings", ACTIVE_INTEGRATED,           "401 404 403 403 403 200 200 200 403 401 401"),
+    ("GET",    ET + "/privacy", None,                         "401 404 403 403 403 200 200 200 200 401 401"),
+    ("PUT",    ET + "/privacy", PRIVACY,                      "401 404 403 403 403 200 200 200 403 401 401"),
     ("GET",    ET + "/errors", None,                          "401 404 403 200 200 200 200 200 200 401 401"),
     ("GET",    ET + "/errors/{e}", None,                      "401 404 403 200 200 200 200 200 200 401 401"),
     ("PUT",    ET + "/errors/{e}", UNRESOLVED,                "401 404 403 403 200 200 200 200 403 401 401"),

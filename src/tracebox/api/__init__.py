@@ -20,6 +20,7 @@ from tracebox.api import (
     routes_alerts,
     routes_artifacts,
     routes_errors,
+    routes_privacy,
     routes_projects,
     routes_tracking,
     routes_users,
@@ -57,8 +58,16 @@ def create_v4(ctx: ApiContext) -> FastAPI:
         responses=problems.PROBLEM_RESPONSES,
     )
     app.state.api_context = ctx
-    modules = (routes_users, routes_projects, routes_tracking, routes_errors, routes_artifacts)
-    for module in (*modules, routes_alerts):
+    v4_routers = (
+        routes_users,
+        routes_projects,
+        routes_tracking,
+        routes_errors,
+        routes_artifacts,
+        routes_privacy,
+        routes_alerts,
+    )
+    for module in v4_routers:
         app.include_router(module.router)
     problems.install(app, problems.gitlab_body)
     app.add_middleware(OneReadPerRequest, db=ctx.db)

@@ -106,6 +106,19 @@ error_tracking_settings = Table(
     Column("gitlab_project_url", Text),
 )
 
+# A project's privacy settings (issue 11); no row: the defaults (scrubbing on, IPs stored).
+privacy_settings = Table(
+    "privacy_settings",
+    metadata,
+    Column("project_id", Id, ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True),
+    Column("scrub_data", Boolean, nullable=False, default=True),
+    Column("sensitive_fields", Text, nullable=False, default="[]"),  # JSON list of names
+    Column("safe_fields", Text, nullable=False, default="[]"),  # JSON list of names
+    Column("ip_mode", String(16), nullable=False, default="store"),
+    Column("drop_user_ip", Boolean, nullable=False, default=False),
+    Column("updated_at", Float, nullable=False),
+)
+
 client_keys = Table(
     "client_keys",
     metadata,

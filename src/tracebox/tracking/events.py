@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tracebox.privacy import read_remarks
 from tracebox.protocol.summary import EventSummary, summarize
 from tracebox.tracking.models import Event, ExceptionInfo, Frame
 
@@ -145,4 +146,5 @@ def to_event(
         request=_dict(payload.get("request")),
         contexts=_dict(payload.get("contexts")) or {},
         sdk=_dict(payload.get("sdk")),
+        scrubbed=read_remarks(payload),
     )

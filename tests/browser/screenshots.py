@@ -12,23 +12,31 @@ import os
 import re
 import tempfile
 import time
+import uuid
 from pathlib import Path
 from urllib.parse import urlencode
 
+import httpx
+import orjson
+import sqlalchemy as sa
 from playwright.sync_api import Locator, Page, sync_playwright
 from sqlalchemy import select
 
+from tests.alerts.demo import populate_alerts
 from tests.browser.demo_data import checkout_event, populate
 from tests.browser.harness import launch_browser, sign_in
-from tests.helpers import free_port, start_server
+from tests.helpers import free_port, start_server, wait_for
+from tests.privacy import secrets
 from tests.sourcemaps import demo as sourcemap_demo
 from tracebox.accounts import users
 from tracebox.config import Settings
 from tracebox.digest.prepare import Preparer
 from tracebox.models import AccessLevel, ErrorStatus
+from tracebox.privacy import IpMode, PrivacySettings
 from tracebox.protocol.event import normalize_event
-from tracebox.store import Database, members, projects
+from tracebox.store import Database, client_keys, members, projects
 from tracebox.store import digest as store_digest
+from tracebox.store import privacy as privacy_store
 from tracebox.store.tables import errors
 from tracebox.tracking import IntegratedSource
 from tracebox.tracking import settings as tracking_settings
@@ -53,6 +61,7 @@ def main() -> None:
         server = start_server(settings, port=port)
         try:
             path = _data(settings)
+            _privacy_demo(settings, server.url, path)
             _shoot(server.url, path, args.out)
         finally:
             server.stop()
@@ -67,6 +76,7 @@ def _data(settings: Settings) -> str:
             members.add(conn, project.id, 1, AccessLevel.OWNER)  # root
         populate(db, project.id)
         _triage(db, project.id)
+        populate_alerts(db, settings, project.id, project.path)
         sourcemap_demo.add(db, project.id)
     finally:
         db.dispose()
@@ -117,6 +127,41 @@ def _triage(db: Database, project_id: int) -> None:
         store_digest.write_events(conn, [prepared])
 
 
+def _privacy_demo(settings: Settings, base: str, path: str) -> None:
+    """An event full of secrets, sent through ingestion and the digest like any other,
+    with the project's privacy settings changed from the defaults."""
+    db = Database(settings.resolved_database_url())
+    try:
+        with db.write() as conn:
+            project = projects.get_by_path(conn, path)
+            assert project is not None
+            key = client_keys.create(conn, project.id)
+            privacy_store.put(
+                conn,
+                project.id,
+                PrivacySettings(sensitive_fields=("order_ref",), ip_mode=IpMode.ANONYMIZE),
+            )
+        payload = orjson.dumps(secrets.raw_event(uuid.uuid4().hex))
+        body = b"\n".join([b"{}", orjson.dumps({"type": "event"}), payload])
+        auth = {"X-Sentry-Auth": f"Sentry sentry_key={key.public_key}, sentry_version=7"}
+        url = f"{base}/api/{project.id}/envelope/"
+        httpx.post(url, content=body, headers=auth, timeout=10).raise_for_status()
+        wait_for(lambda: _stored(db) > 0)
+    finally:
+        db.dispose()
+
+
+def _stored(db: Database) -> int:
+    with db.read() as conn:
+        return int(
+            conn.execute(
+                sa.select(sa.func.count())
+                .select_from(errors)
+                .where(errors.c.title.like("PaymentError%"))
+            ).scalar_one()
+        )
+
+
 def _shoot(base: str, path: str, out: Path) -> None:
     with sync_playwright() as pw:
         browser = launch_browser(pw)
@@ -138,8 +183,22 @@ def _shoot(base: str, path: str, out: Path) -> None:
         print(f"wrote {out / 'error-timeline.png'}")
         page.goto(f"{base}/{path}/-/settings/monitor")
         _save(page, out / "settings.png", full_page=True)
+        page.goto(f"{base}/{path}/-/settings/privacy")
+        _save(page, out / "privacy-settings.png", full_page=True)
+        page.goto(f"{base}/{path}/-/error_tracking?status=all&search=PaymentError")
+        link = page.get_by_role("link", name=re.compile("PaymentError")).first
+        page.goto(f"{base}{link.get_attribute('href')}")
+        marker = page.locator("mark.scrubbed").first
+        marker.focus()
+        _save(page, out / "privacy-marks.png", full_page=True)
         page.goto(f"{base}/{path}/-/error_tracking/releases")
         _save(page, out / "releases.png")
+        page.goto(f"{base}/{path}/-/alerts")
+        _save(page, out / "alert-rules.png")
+        page.get_by_role("link", name="Checkout surges").click()
+        _save(page, out / "alert-rule-form.png", full_page=True)
+        page.goto(f"{base}/{path}/-/alerts/deliveries")
+        _save(page, out / "alert-deliveries.png")
         _source_maps(page, base, path, out)
         page.set_viewport_size({"width": 390, "height": 844})
         page.goto(f"{base}/{path}/-/error_tracking")

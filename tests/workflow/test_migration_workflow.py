@@ -19,7 +19,7 @@ from tracebox.store.tables import errors, project_environments, releases
 
 def test_upgrade_keeps_data_and_fills_environments_and_releases(settings: Settings) -> None:
     url = settings.resolved_database_url()
-    command.upgrade(alembic_config(url), "0003_pipeline")
+    command.upgrade(alembic_config(url), "0005_privacy")
     db = Database(url)
     try:
         now = time.time()

@@ -29,7 +29,8 @@ class Action(StrEnum):
     ADMIN_MEMBERS = "admin_members"
     READ_ERRORS = "read_errors"  # errors, events, release health
     UPDATE_ERROR = "update_error"  # an error's status
-    ADMIN_ERROR_TRACKING = "admin_error_tracking"  # settings and client keys
+    ADMIN_ERROR_TRACKING = "admin_error_tracking"  # settings, client keys, alert rules
+    READ_ALERT_RULES = "read_alert_rules"  # alert rules: every member sees them (issue 14)
     COMMENT = "comment"  # comment on an error (and edit one's own comments)
     DELETE_COMMENT = "delete_comment"  # anyone's comment
     WRITE_RELEASES = "write_releases"  # releases, deploys, source map uploads (sentry-cli)
@@ -46,6 +47,7 @@ MIN_LEVEL: dict[Action, AccessLevel] = {
     Action.ADMIN_ERROR_TRACKING: AccessLevel.MAINTAINER,
     Action.COMMENT: AccessLevel.REPORTER,
     Action.DELETE_COMMENT: AccessLevel.MAINTAINER,
+    Action.READ_ALERT_RULES: AccessLevel.GUEST,
     Action.WRITE_RELEASES: AccessLevel.DEVELOPER,
     Action.DELETE_RELEASES: AccessLevel.MAINTAINER,
 }
@@ -58,6 +60,7 @@ ERROR_TRACKING_ACTIONS = frozenset(
         Action.DELETE_COMMENT,
         Action.WRITE_RELEASES,
         Action.DELETE_RELEASES,
+        Action.READ_ALERT_RULES,
     }
 )
 

@@ -87,6 +87,7 @@ class ErrorOut(BaseModel):
     assignee: UserRefOut | None
     status_details: StatusDetailsOut
     for_review: bool  # new, regressed or unignored in the last 7 days, not yet reviewed
+    external_issue_url: str | None = None  # the linked issue (GitLab's "Create issue")
 
     @classmethod
     def of(cls, e: ErrorSummary) -> ErrorOut:
@@ -112,6 +113,7 @@ def _summary_fields(e: ErrorSummary) -> dict[str, Any]:
         "assignee": UserRefOut.of(e.assignee),
         "status_details": StatusDetailsOut.of(e.status_details),
         "for_review": e.in_review,
+        "external_issue_url": e.external_issue_url,
     }
 
 

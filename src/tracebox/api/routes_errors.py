@@ -29,6 +29,7 @@ from tracebox.errors import InvalidParameter
 from tracebox.tracking import ErrorSource, source_for_project
 from tracebox.tracking.assignees import actor
 from tracebox.tracking.assignees import find as find_assignee
+from tracebox.tracking.issue_links import checked_url
 from tracebox.tracking.models import KEEP, ErrorChange, ErrorSort, Keep, StatusFilter, UserRef
 from tracebox.tracking.queries import list_query
 
@@ -99,11 +100,17 @@ def update_error(
     """Resolve (now, ``in_release`` or ``in_next_release``), ignore (forever,
     ``ignore_duration`` minutes, until ``ignore_until``, ``ignore_count`` more events or
     ``ignore_user_count`` more users) or reopen an error; assign it (``assignee_id``, null
-    unassigns); mark it ``reviewed``. Developer+; recorded in the error's activity."""
+    unassigns); mark it ``reviewed``; link it to an issue (``external_issue_url``, null
+    unlinks). Developer+; recorded in the error's activity."""
     change = error_change(ctx, access, body)
-    if change.is_empty():
-        raise InvalidParameter("status, assignee_id or reviewed is missing")
-    updated = _source(ctx, access).update(error_id, change, actor(principal.user))
+    if change.is_empty() and not body.wants_link():
+        raise InvalidParameter("status, assignee_id, reviewed or external_issue_url is missing")
+    source, who = _source(ctx, access), actor(principal.user)
+    url = checked_url(body.external_issue_url)  # before anything changes
+    updated = None if change.is_empty() else source.update(error_id, change, who)
+    if body.wants_link():
+        updated = source.link_issue(error_id, url, who)
+    assert updated is not None
     return ErrorOut.of(updated)
 
 

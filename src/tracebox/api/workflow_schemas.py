@@ -40,9 +40,15 @@ class ErrorUpdateIn(BaseModel):
         default=None, description="a member's user id; null unassigns"
     )
     reviewed: bool = Field(default=False, description="take the error out of For review")
+    external_issue_url: Annotated[str, StringConstraints(max_length=2048)] | None = Field(
+        default=None, description="the issue it is linked to (any tracker); null unlinks"
+    )
 
     def wants_assignee(self) -> bool:
         return "assignee_id" in self.model_fields_set
+
+    def wants_link(self) -> bool:
+        return "external_issue_url" in self.model_fields_set
 
     def status_change(self) -> StatusChange | None:
         if self.status is None:

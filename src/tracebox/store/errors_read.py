@@ -64,6 +64,7 @@ class ErrorRow:
     users_count: int
     regressed: bool = False
     grouping_hash: str = ""
+    last_event_id: str | None = None
     assignee_id: int | None = None
     resolution: str | None = None
     resolved_release: str | None = None
@@ -72,6 +73,7 @@ class ErrorRow:
     ignore_count: int | None = None
     ignore_user_count: int | None = None
     inbox_at: float | None = None
+    external_issue_url: str | None = None
 
 
 @dataclass(frozen=True)
@@ -205,6 +207,16 @@ def set_status(conn: Connection, project_id: int, error_id: int, status: str) ->
         errors.update()
         .where(errors.c.id == error_id, errors.c.project_id == project_id)
         .values(status=status, regressed=False)
+    )
+    return result.rowcount > 0
+
+
+def set_external_issue(conn: Connection, project_id: int, error_id: int, url: str | None) -> bool:
+    """Link the error to an issue in an issue tracker (None: unlink)."""
+    result = conn.execute(
+        errors.update()
+        .where(errors.c.id == error_id, errors.c.project_id == project_id)
+        .values(external_issue_url=url)
     )
     return result.rowcount > 0
 

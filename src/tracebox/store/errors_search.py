@@ -59,6 +59,10 @@ def _status(f: Filter, scope: SearchScope) -> Condition:
         return errors.c.assignee_id.is_not(None)
     if value == "unassigned":
         return errors.c.assignee_id.is_(None)
+    if value == "linked":
+        return errors.c.external_issue_url.is_not(None)
+    if value == "unlinked":
+        return errors.c.external_issue_url.is_(None)
     if value == "regressed":
         return and_(errors.c.regressed.is_(True), errors.c.status == "unresolved")
     return and_(  # for_review

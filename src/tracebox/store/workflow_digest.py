@@ -45,6 +45,7 @@ class DigestedEvent(Protocol):
 class WorkflowOutcome:
     regressed: dict[int, str] = field(default_factory=dict)  # error id -> event id
     unignored: dict[int, str] = field(default_factory=dict)  # error id -> condition passed
+    projects: dict[int, int] = field(default_factory=dict)  # error id -> project id
 
 
 _STATE_COLUMNS = [
@@ -169,8 +170,7 @@ def _unignore(
             data={"reason": f"ignore_{passed}"},
         )
         outcome.unignored[s["id"]] = passed
-        # Alerts (issue 14): "an ignored error's condition passed" reads
-        # ``WorkflowOutcome.unignored`` from the batch result, in this same transaction.
+        outcome.projects[s["id"]] = s["project_id"]
 
 
 def _reopen(conn: Connection, state: dict[str, Any], now: float, *, regressed: bool) -> None:

@@ -14,7 +14,7 @@ import builtins
 from typing import Any
 from urllib.parse import quote
 
-from tracebox.errors import InvalidParameter, NotFound
+from tracebox.errors import BadRequest, InvalidParameter, NotFound
 from tracebox.search import SearchQuery
 from tracebox.sentry_client import SentryClient, SentryError, SentryResponse
 from tracebox.store.projects import ExternalLink
@@ -29,6 +29,7 @@ from tracebox.tracking.models import (
     Event,
     Page,
     ReleaseHealth,
+    UserRef,
 )
 
 SENTRY_SORTS = {ErrorSort.FREQUENCY: "freq", ErrorSort.FIRST_SEEN: "new"}  # last_seen: default
@@ -141,6 +142,14 @@ class ExternalSource(ExternalWorkflow):
         if found.event_id.replace("-", "") != event_id.replace("-", "").lower():
             raise NotFound("Event")
         return found
+
+    def link_issue(
+        self, error_id: int, url: str | None, actor: UserRef | None = None
+    ) -> ErrorSummary:
+        raise BadRequest(
+            "This project's errors live on a Sentry server: link issues there (Sentry's "
+            "GitLab integration)"
+        )
 
     def releases(self) -> builtins.list[ReleaseHealth]:
         return []  # Sentry's release health is not part of this integration

@@ -13,7 +13,7 @@ from sqlalchemy import Connection
 from tracebox.errors import NotFound
 from tracebox.models import ErrorStatus
 from tracebox.search import Filter, SearchQuery
-from tracebox.store import Database, errors_read, errors_search, releases
+from tracebox.store import Database, activity, errors_read, errors_search, releases
 from tracebox.store import merge as store_merge
 from tracebox.store import triage as store_triage
 from tracebox.store.errors_read import Edge, ErrorRow, EventRow
@@ -21,9 +21,10 @@ from tracebox.store.errors_search import SearchScope
 from tracebox.store.triage import FOR_REVIEW_SECONDS, UserRow
 from tracebox.tracking import cursor as cursors
 from tracebox.tracking import triage
-from tracebox.tracking.events import to_event
+from tracebox.tracking.events import own_summary, to_event
 from tracebox.tracking.integrated_workflow import IntegratedWorkflow
 from tracebox.tracking.models import (
+    ActivityKind,
     Bucket,
     ErrorChange,
     ErrorDetails,
@@ -157,6 +158,23 @@ class IntegratedSource(IntegratedWorkflow):
             triage.apply(conn, self._project_id, [error_id], change, actor, self._clock())
             return self._summaries(conn, [self._error(conn, error_id)])[0]
 
+    def link_issue(
+        self, error_id: int, url: str | None, actor: UserRef | None = None
+    ) -> ErrorSummary:
+        with self._db.write() as conn:
+            error_id = self._error(conn, error_id).id
+            errors_read.set_external_issue(conn, self._project_id, error_id, url)
+            activity.add(
+                conn,
+                self._project_id,
+                [error_id],
+                ActivityKind.ISSUE_LINKED,
+                user_id=actor.id if actor else None,
+                now=self._clock(),
+                data={"url": url},
+            )
+            return self._summaries(conn, [self._error(conn, error_id)])[0]
+
     def releases(self) -> builtins.list[ReleaseHealth]:
         with self._db.read() as conn:
             counts = releases.release_counts(conn, self._project_id)
@@ -205,12 +223,15 @@ class IntegratedSource(IntegratedWorkflow):
         return [Bucket(float(d * 86400), per_day[d]) for d in range(first_day, today + 1)]
 
     def _event(self, row: ErrorRow, event: EventRow) -> Event:
+        """The event with its own title and culprit (an error keeps its latest event's;
+        an older event of the error may have said something else)."""
+        own = own_summary(event.payload)
         return to_event(
             event.payload,
             error_id=row.id,
             project_id=row.project_id,
-            title=row.title,
-            culprit=row.culprit,
+            title=own.title if own else row.title,
+            culprit=(own.culprit or "") if own else row.culprit,
             received_at=event.received_at,
         )
 
@@ -251,6 +272,7 @@ def _summary(
         level=row.level,
         frequency=[Bucket(float(h * 3600), hours.get(h, 0)) for h in range(first, last + 1)],
         regressed=bool(row.regressed),
+        external_issue_url=row.external_issue_url,
         assignee=triage.user_ref(assignee) if assignee else None,
         status_details=_status_details(row),
         in_review=row.status == "unresolved"

@@ -7,6 +7,7 @@ from enum import Enum, StrEnum
 from typing import Any, Generic, TypeVar
 
 from tracebox.models import ErrorStatus
+from tracebox.privacy import ScrubRecord
 
 T = TypeVar("T")
 
@@ -81,6 +82,7 @@ class ErrorSummary:
     assignee: UserRef | None = None
     status_details: StatusDetails = field(default_factory=StatusDetails)
     in_review: bool = False  # new, regressed or unignored in the last 7 days, not reviewed
+    external_issue_url: str | None = None  # the issue it is linked to (a GitLab issue)
 
 
 @dataclass(frozen=True)
@@ -134,6 +136,7 @@ class Event:
     request: dict[str, Any] | None = None
     contexts: dict[str, Any] = field(default_factory=dict)
     sdk: dict[str, Any] | None = None
+    scrubbed: ScrubRecord = field(default_factory=ScrubRecord)  # which rule filtered what
 
 
 @dataclass(frozen=True)

@@ -93,6 +93,7 @@ def summary(issue: Any, project_id: int) -> ErrorSummary:
         frequency=_buckets(issue.get("stats")),
         assignee=_assignee(issue.get("assignedTo")),
         status_details=_status_details(issue.get("status"), issue.get("statusDetails")),
+        external_issue_url=_gitlab_issue(issue.get("pluginIssues")),
     )
 
 
@@ -120,6 +121,16 @@ def _status_details(status: Any, value: Any) -> StatusDetails:
     count = _int(d.get("ignoreCount")) or None
     users = _int(d.get("ignoreUserCount")) or None
     return StatusDetails(ignore_until=until, ignore_count=count, ignore_user_count=users)
+
+
+def _gitlab_issue(plugin_issues: Any) -> str | None:
+    """The GitLab issue Sentry's GitLab plugin linked, as GitLab's client reads it."""
+    for item in plugin_issues if isinstance(plugin_issues, list) else []:
+        issue = item.get("issue") if isinstance(item, dict) and item.get("id") == "gitlab" else None
+        url = issue.get("url") if isinstance(issue, dict) else None
+        if isinstance(url, str) and url.startswith(("https://", "http://")):
+            return url
+    return None
 
 
 def release(value: Any) -> str | None:

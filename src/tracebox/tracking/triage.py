@@ -17,6 +17,7 @@ from tracebox.errors import InvalidParameter
 from tracebox.models import ErrorStatus
 from tracebox.store import activity, triage
 from tracebox.store.triage import UserRow
+from tracebox.tracking import notices
 from tracebox.tracking.models import (
     KEEP,
     ActivityKind,
@@ -82,8 +83,9 @@ def apply(
         kind = ActivityKind.ASSIGNED if assignee else ActivityKind.UNASSIGNED
         data = {"assignee": assignee.id, "username": assignee.username} if assignee else {}
         activity.add(conn, project_id, done, kind, user_id=user_id, now=now, data=data)
-        # Alerts (issue 14): "assigned to me" notifies the assignee from here, in this
-        # transaction, once the alerts outbox exists.
+        if assignee and len(ids) == 1:  # one error assigned: email the assignee (not bulk)
+            for error_id in done:
+                notices.assigned(conn, project_id, error_id, assignee.id, user_id)
         changed |= set(done)
     if change.reviewed:
         done = triage.mark_reviewed(conn, project_id, ids)

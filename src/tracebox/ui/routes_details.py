@@ -10,16 +10,19 @@ from starlette.responses import Response
 
 from tracebox import releases as release_records
 from tracebox.accounts.policy import Action
+from tracebox.accounts.projects import ProjectAccess
 from tracebox.errors import BadRequest
 from tracebox.models import ErrorStatus
-from tracebox.store import artifacts
+from tracebox.store import artifacts, projects
 from tracebox.store import releases as release_store
 from tracebox.symbolication import FAILURE_TITLES
 from tracebox.tracking import IntegratedSource
 from tracebox.tracking.cursor import MAX_CURSOR_LENGTH
-from tracebox.tracking.models import Activity, ActivityKind
+from tracebox.tracking.issue_links import new_issue_url
+from tracebox.tracking.models import Activity, ActivityKind, ErrorDetails
 from tracebox.ui import charts, markdown, presenters
 from tracebox.ui.links import error_url
+from tracebox.ui.privacy_marks import ScrubMarks
 from tracebox.ui.routes_errors import assignable_members, environment_choice, tracking_source
 from tracebox.ui.web import Req
 
@@ -64,10 +67,33 @@ def error_details(r: Req, project: str, error_id: int) -> Response:
         user_rows=presenters.rows(event.user) if event else [],
         contexts=presenters.context_sections(event.contexts) if event else [],
         sdk_rows=presenters.rows(event.sdk) if event else [],
+        scrub=ScrubMarks(event.scrubbed) if event else None,
         hourly=charts.bar_chart(details.error.frequency, width=480, height=96, gap=2),
         daily=charts.bar_chart(details.daily, width=480, height=96, gap=2, daily=True),
         statuses=ErrorStatus,
+        create_issue_url=_create_issue_url(r, access, details),
     )
+
+
+def _create_issue_url(r: Req, access: ProjectAccess, details: ErrorDetails) -> str | None:
+    """GitLab's (or GitHub's) new-issue form for this error, when the project's settings
+    name its GitLab project (``gitlab_project_url``)."""
+    with r.db.read() as conn:
+        found = projects.get_settings(conn, access.project.id)
+    tracker = found.gitlab_project_url if found else None
+    if not tracker:
+        return None
+    link = r.ctx.settings.external_url.rstrip("/") + error_url(
+        access.project.path, details.error.id
+    )
+    return new_issue_url(tracker, details.error, details.latest_event, link)
+
+
+def sentry_issue_link(r: Req, project: str, error_id: int) -> Response:
+    """Sentry's issue URL, ``/{organization}/{project}/issues/{id}``, as GitLab's "View in
+    Sentry" builds it: the error's page here, which checks who may see it (so this
+    rewrite needs no sign-in and tells nothing)."""
+    return r.redirect(error_url(project.strip("/"), error_id))
 
 
 def releases(r: Req, project: str) -> Response:
@@ -131,7 +157,9 @@ def describe(a: Activity) -> str:
         ActivityKind.MERGE: _merged(d),
         ActivityKind.UNMERGE: "unmerged a fingerprint into a new error",
         ActivityKind.REVIEWED: "marked this error as reviewed",
-        ActivityKind.ISSUE_LINKED: "linked an issue",
+        ActivityKind.ISSUE_LINKED: f"linked the issue {d['url']}"
+        if d.get("url")
+        else "unlinked the issue",
     }
     return sentences.get(a.kind, a.kind.value.replace("_", " "))
 

@@ -11,6 +11,7 @@ from tracebox.search import Filter
 from tracebox.tracking import ErrorSource
 from tracebox.tracking.assignees import actor
 from tracebox.tracking.assignees import find as find_assignee
+from tracebox.tracking.issue_links import checked_url
 from tracebox.tracking.models import ErrorChange, Keep, StatusChange, UserRef
 from tracebox.tracking.queries import parse_query
 from tracebox.ui.links import error_url, errors_url, safe_next
@@ -51,6 +52,15 @@ def assign(r: Req, project: str, error_id: int) -> Response:
         who = summary.assignee.username if summary.assignee else "nobody"
         r.flash("notice", f"The error is assigned to {who}.")
     return _back(r, error_url(access.project.path, error_id))
+
+
+def link_issue(r: Req, project: str, error_id: int) -> Response:
+    """Link the error to an issue by URL (any tracker); an empty URL unlinks it."""
+    access = r.project(project, Action.UPDATE_ERROR)
+    url = checked_url(r.form.text("url"))
+    tracking_source(r, access).link_issue(error_id, url, actor(r.principal.user))
+    r.flash("notice", "The issue was linked." if url else "The issue was unlinked.")
+    return r.redirect(error_url(access.project.path, error_id))
 
 
 def review(r: Req, project: str, error_id: int) -> Response:

@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0008_workflow"
-down_revision = "0003_pipeline"
+down_revision = "0005_privacy"
 branch_labels = None
 depends_on = None
 

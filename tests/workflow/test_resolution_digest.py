@@ -174,7 +174,7 @@ def test_ignored_for_a_duration(one: One) -> None:
         ),
         ({"status": "ignored", "status_details": {"ignore_count": 0}}, None),
         ({"status_details": {"ignore_count": 5}}, "status is missing"),
-        ({}, "status, assignee_id or reviewed is missing"),
+        ({}, "status, assignee_id, reviewed or external_issue_url is missing"),
     ],
 )
 def test_bad_conditions_are_400(one: One, body: dict[str, Any], error: str | None) -> None:

@@ -157,7 +157,9 @@ errors = Table(
     Column("last_event_id", String(32)),
     Column("external_issue_url", Text),  # the linked issue (GitLab's "Create issue")
     # --- triage (issue 15): who has it, how it was resolved or ignored, "for review" ---
-    Column("assignee_id", Id, ForeignKey("users.id", ondelete="SET NULL")),
+    # users.id; no FOREIGN KEY: SQLite can add one to a filled table only by rebuilding it,
+    # which would cascade into its events. Users are blocked, never deleted.
+    Column("assignee_id", Id),
     Column("resolution", String(16)),  # now | in_release | in_next_release
     Column("resolved_release", String(255)),  # fixed in this release (or the latest then)
     Column("resolved_at", Float),

@@ -35,23 +35,9 @@ ERROR_COLUMNS: list[tuple[str, sa.types.TypeEngine[Any]]] = [
 
 
 def upgrade() -> None:
-    # Plain ADD COLUMN (no table rebuild): SQLite accepts a REFERENCES clause on a column
-    # added with a NULL default, and rebuilding "errors" would cascade into its events.
-    if op.get_bind().dialect.name == "sqlite":
-        op.execute(
-            "ALTER TABLE errors ADD COLUMN assignee_id INTEGER "
-            "REFERENCES users (id) ON DELETE SET NULL"
-        )
-    else:
-        op.add_column("errors", sa.Column("assignee_id", Id()))
-        op.create_foreign_key(
-            "fk_errors_assignee_id_users",
-            "errors",
-            "users",
-            ["assignee_id"],
-            ["id"],
-            ondelete="SET NULL",
-        )
+    # Plain ADD COLUMN (no table rebuild, which on SQLite would cascade into the events);
+    # assignee_id names a user without a FOREIGN KEY (users are blocked, never deleted).
+    op.add_column("errors", sa.Column("assignee_id", Id()))
     for name, type_ in ERROR_COLUMNS:
         op.add_column("errors", sa.Column(name, type_))
     op.create_index("ix_errors_assignee", "errors", ["assignee_id", "status", "last_seen", "id"])
@@ -145,6 +131,4 @@ def downgrade() -> None:
     op.drop_index("ix_errors_assignee", "errors")
     for name, _ in reversed(ERROR_COLUMNS):
         op.drop_column("errors", name)
-    if op.get_bind().dialect.name != "sqlite":
-        op.drop_constraint("fk_errors_assignee_id_users", "errors", type_="foreignkey")
     op.drop_column("errors", "assignee_id")

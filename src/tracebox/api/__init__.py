@@ -24,6 +24,7 @@ from tracebox.api import (
     routes_projects,
     routes_tracking,
     routes_users,
+    routes_workflow,
     sentry_artifacts,
     sentry_release_files,
     sentry_releases,
@@ -66,6 +67,7 @@ def create_v4(ctx: ApiContext) -> FastAPI:
         routes_artifacts,
         routes_privacy,
         routes_alerts,
+        routes_workflow,
     )
     for module in v4_routers:
         app.include_router(module.router)

@@ -11,18 +11,21 @@ a read_api token on a write -> 403 insufficient_scope.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from sqlalchemy import select
 
 from tests.inprocess import Api, exception_event
 from tracebox.accounts import personal_tokens
 from tracebox.models import AccessLevel
-from tracebox.store import artifacts, client_keys, deletion, members, projects
+from tracebox.store import activity, artifacts, client_keys, deletion, members, projects
 from tracebox.store.artifacts import NewFile
 from tracebox.store.tables import errors
+from tracebox.tracking import settings as tracking_settings
 
 CALLERS = (
     "anonymous",
@@ -49,6 +52,7 @@ class World:
     owner_id: int
     target_id: int
     counter: itertools.count[int]
+    alert_ids: dict[str, int] = field(default_factory=dict)  # rule, action, delivery
 
     def fresh_user(self) -> int:
         return self.api.user(f"fresh{next(self.counter)}").id
@@ -71,13 +75,28 @@ class World:
         assert project is not None
         self.api.events(project, exception_event(f"Fresh{n}Error", event_id=f"{n:032x}"))
         with self.api.db.read() as conn:
-            return int(conn.execute(sa.select(sa.func.max(errors.c.id))).scalar_one())
+            return int(conn.execute(select(sa.func.max(errors.c.id))).scalar_one())
 
     def deletion_job(self) -> int:
         with self.api.db.write() as conn:
             job = deletion.create(conn, self.project_id, deletion.JobKind.ERROR, "0", None)
             deletion.finish(conn, job.id, target="0")
         return job.id
+
+    def fresh_comment(self) -> int:
+        """A comment by the project's owner on the world's error."""
+        with self.api.db.write() as conn:
+            found = activity.add(
+                conn,
+                self.project_id,
+                [self.error_id],
+                "note",
+                user_id=self.owner_id,
+                now=time.time(),
+                text="by the owner",
+            )
+        assert found is not None
+        return found
 
     def fresh_owner_token(self) -> int:
         with self.api.db.write() as conn:
@@ -119,12 +138,50 @@ def world(api: Api) -> World:
     target = api.user("target")
     api.member(project, target, AccessLevel.REPORTER)
     api.events(project, exception_event(event_id="a" * 32))
+    with api.db.write() as conn:
+        tracking_settings.set_gitlab_project_url(conn, project.id, "https://gitlab.example.com/a/w")
     errors = api.call(
         "GET", f"/api/v4/projects/{project.id}/error_tracking/errors", tokens["owner"]
     ).json()
-    return World(
+    w = World(
         api, tokens, project.id, errors[0]["id"], "a" * 32, owner.id, target.id, itertools.count(1)
     )
+    w.alert_ids = alert_world(api, project.id)
+    return w
+
+
+def alert_world(api: Api, project_id: int) -> dict[str, int]:
+    """A rule with an email action, and a failed delivery of it."""
+    from tracebox.store import alert_outbox
+    from tracebox.store import alerts as alert_store
+
+    spec = alert_store.RuleSpec(name="new errors", trigger=alert_store.Trigger.NEW_ERROR)
+    with api.db.write() as conn:
+        rule = alert_store.create_rule(conn, project_id, spec)
+        action = alert_store.add_action(
+            conn,
+            rule,
+            alert_store.Channel.EMAIL,
+            target="ops@example.com",
+            target_display="ops@example.com",
+            encrypted_secret=None,
+        )
+        nid = alert_outbox.add_notification(
+            conn,
+            project_id=project_id,
+            rule_id=rule.id,
+            kind="new_error",
+            error_id=None,
+            payload={"project": {"id": project_id, "path": "acme/web", "name": "web"}},
+            now=1.0,
+        )
+        receiver = alert_outbox.NewDelivery("email", "ops@example.com", action.id)
+        alert_outbox.add_deliveries(
+            conn, project_id, nid, [receiver], now=1.0, due=1.0, retry_period_s=0
+        )
+        [delivery] = alert_outbox.claim(conn, owner="t", now=2.0, limit=1, lease_s=1)
+        alert_outbox.finish(conn, delivery.id, "t", status="failed", now=2.0, error="SMTP 550")
+    return {"rule": rule.id, "action": action.id, "delivery": delivery.id}
 
 
 P = "/api/v4/projects/{p}"
@@ -157,8 +214,34 @@ UNRESOLVED = _body({"status": "unresolved"})
 RETENTION = _body({"max_age_days": 30})
 USER_DELETION = _body({"email": "nobody@example.com"})
 QUOTAS = _body({"quotas": [{"window": "day", "max_count": 1000000}]})
+PRIVACY = _body({"safe_fields": ["trace_id"], "ip_mode": "anonymize"})
+LINK = _body({"issue_id": 3})
+NEW_RULE = _body({"name": "x", "trigger": "new_error", "actions": [{"channel": "email"}]})
+RULE_CHANGE = _body({"cooldown_minutes": 60})
+EMAIL_ACTION = _body({"channel": "email", "target": "oncall@example.com"})
+EMAIL_TARGET = _body({"target": "team@example.com"})
+NOTIFY = _body({"email": True, "triggers": ["new_error"]})
+AR = ET + "/alert_rules"
 NEW_RELEASE = _body({"version": "web@1", "projects": ["web"]})
 ASSEMBLE = _body({"checksum": "a" * 40, "chunks": ["a" * 40], "projects": ["web"]})
+COMMENT = _body({"body": "a comment"})
+
+
+def MERGE_NOTHING(w: World) -> dict[str, Any]:
+    """Permitted callers get as far as "merging needs two errors" (nothing changes)."""
+    return {"ids": [w.error_id]}
+
+
+def UNMERGE_OWN(w: World) -> dict[str, Any]:
+    """Permitted callers get as far as "an error keeps its own fingerprint"."""
+    with w.api.db.read() as conn:
+        own = conn.execute(select(errors.c.grouping_hash).where(errors.c.id == w.error_id))
+        return {"grouping_hash": own.scalar_one()}
+
+
+def BULK(w: World) -> dict[str, Any]:
+    return {"ids": [w.error_id], "status": "unresolved"}
+
 
 # (method, path template, body factory or None, expected statuses in CALLERS order)
 # fmt: off
@@ -185,6 +268,8 @@ MATRIX: list[tuple[str, str, Any, str]] = [
     ("GET",    ET + "/settings", None,                        "401 404 403 403 403 200 200 200 200 401 401"),
     ("PATCH",  ET + "/settings", ACTIVE,                      "401 404 403 403 403 200 200 200 403 401 401"),
     ("PUT",    ET + "/settings", ACTIVE_INTEGRATED,           "401 404 403 403 403 200 200 200 403 401 401"),
+    ("GET",    ET + "/privacy", None,                         "401 404 403 403 403 200 200 200 200 401 401"),
+    ("PUT",    ET + "/privacy", PRIVACY,                      "401 404 403 403 403 200 200 200 403 401 401"),
     ("GET",    ET + "/errors", None,                          "401 404 403 200 200 200 200 200 200 401 401"),
     ("GET",    ET + "/errors/{e}", None,                      "401 404 403 200 200 200 200 200 200 401 401"),
     ("PUT",    ET + "/errors/{e}", UNRESOLVED,                "401 404 403 403 200 200 200 200 403 401 401"),
@@ -192,6 +277,32 @@ MATRIX: list[tuple[str, str, Any, str]] = [
     ("GET",    ET + "/errors/{e}/events/latest", None,        "401 404 403 200 200 200 200 200 200 401 401"),
     ("GET",    ET + "/errors/{e}/events/{ev}", None,          "401 404 403 200 200 200 200 200 200 401 401"),
     ("GET",    ET + "/releases", None,                        "401 404 403 200 200 200 200 200 200 401 401"),
+    ("PUT",    ET + "/errors", BULK,                          "401 404 403 403 200 200 200 200 403 401 401"),
+    ("GET",    ET + "/errors/{e}/activity", None,             "401 404 403 200 200 200 200 200 200 401 401"),
+    ("POST",   ET + "/errors/{e}/comments", COMMENT,          "401 404 403 201 201 201 201 201 403 401 401"),
+    ("PUT",    ET + "/errors/{e}/comments/{fresh_comment}", COMMENT,
+                                                              "401 404 403 403 403 403 200 403 403 401 401"),
+    ("DELETE", ET + "/errors/{e}/comments/{fresh_comment}", None,
+                                                              "401 404 403 403 403 204 204 204 403 401 401"),
+    ("POST",   ET + "/errors/merge", MERGE_NOTHING,             "401 404 403 403 400 400 400 400 403 401 401"),
+    ("POST",   ET + "/errors/{e}/unmerge", UNMERGE_OWN,        "401 404 403 403 400 400 400 400 403 401 401"),
+    ("GET",    ET + "/environments", None,                    "401 404 403 200 200 200 200 200 200 401 401"),
+    ("GET",    "/api/v4/error_tracking/assigned_errors", None, "401 200 200 200 200 200 200 200 200 401 401"),
+    ("GET",    AR, None,                                      "401 404 200 200 200 200 200 200 200 401 401"),
+    ("POST",   AR, NEW_RULE,                                  "401 404 403 403 403 201 201 201 403 401 401"),
+    ("GET",    AR + "/{rule}", None,                          "401 404 200 200 200 200 200 200 200 401 401"),
+    ("PUT",    AR + "/{rule}", RULE_CHANGE,                   "401 404 403 403 403 200 200 200 403 401 401"),
+    ("DELETE", AR + "/{fresh_rule}", None,                    "401 404 403 403 403 204 204 204 403 401 401"),
+    ("POST",   AR + "/{rule}/actions", EMAIL_ACTION,          "401 404 403 403 403 201 201 201 403 401 401"),
+    ("PUT",    AR + "/{rule}/actions/{action}", EMAIL_TARGET, "401 404 403 403 403 200 200 200 403 401 401"),
+    ("DELETE", AR + "/{fresh_rule}/actions/{fresh_action}", None, "401 404 403 403 403 204 204 204 403 401 401"),
+    ("POST",   AR + "/{rule}/actions/{action}/test", None,    "401 404 403 403 403 200 200 200 403 401 401"),
+    ("GET",    ET + "/alert_deliveries", None,                "401 404 403 200 200 200 200 200 200 401 401"),
+    ("GET",    ET + "/alert_deliveries/{delivery}", None,     "401 404 403 200 200 200 200 200 200 401 401"),
+    ("POST",   ET + "/alert_deliveries/{delivery}/retry", None,
+                                                              "401 404 403 403 403 200 200 200 403 401 401"),
+    ("GET",    ET + "/notification_settings", None,           "401 404 403 200 200 200 200 200 200 401 401"),
+    ("PUT",    ET + "/notification_settings", NOTIFY,         "401 404 403 200 200 200 200 200 403 401 401"),
     ("GET",    ET + "/artifacts?release=web@1", None,         "401 404 403 200 200 200 200 200 200 401 401"),
     ("DELETE", ET + "/artifacts/{fresh_artifact}", None,      "401 404 403 403 403 204 204 204 403 401 401"),
     ("GET",    "/api/0/projects/", None,                      "401 200 200 200 200 200 200 200 200 401 401"),
@@ -211,6 +322,10 @@ MATRIX: list[tuple[str, str, Any, str]] = [
     ("POST",   ET + "/user_deletions", USER_DELETION,         "401 404 403 403 403 202 202 202 403 401 401"),
     ("GET",    ET + "/deletions", None,                       "401 404 403 403 403 200 200 200 200 401 401"),
     ("GET",    ET + "/deletions/{job}", None,                 "401 404 403 403 403 200 200 200 200 401 401"),
+    ("PUT",    "/api/0/projects/acme/web/issues/?id={e}", UNRESOLVED,
+                                                              "401 404 403 403 200 200 200 200 403 401 401"),
+    ("GET",    "/api/0/organizations/acme/repos/", None,      "401 404 200 200 200 200 200 200 200 401 401"),
+    ("POST",   "/api/0/issues/{e}/plugins/gitlab/link/", LINK,"401 404 403 403 200 200 200 200 403 401 401"),
     # sentry-cli (docs/sourcemaps.md): Developer+ creates releases and uploads
     ("GET",    "/api/0/", None,                               "200 200 200 200 200 200 200 200 200 401 401"),
     ("GET",    "/api/0/organizations/acme/projects/", None,   "401 404 200 200 200 200 200 200 200 401 401"),
@@ -228,6 +343,8 @@ def _path(template: str, w: World) -> str:
     values = {"p": w.project_id, "e": w.error_id, "ev": w.event_id, "target": w.target_id}
     if "{fresh_member}" in template:
         values["fresh_member"] = w.fresh_member()
+    if "{fresh_comment}" in template:
+        values["fresh_comment"] = w.fresh_comment()
     if "{fresh_key}" in template:
         values["fresh_key"] = w.fresh_key()
     if "{fresh_artifact}" in template:
@@ -238,6 +355,10 @@ def _path(template: str, w: World) -> str:
         values["fresh_error"] = w.fresh_error()
     if "{job}" in template:
         values["job"] = w.deletion_job()
+    values.update(w.alert_ids)
+    if "{fresh_rule}" in template or "{fresh_action}" in template:
+        fresh = alert_world(w.api, w.project_id)
+        values["fresh_rule"], values["fresh_action"] = fresh["rule"], fresh["action"]
     return template.format(**values)
 
 

@@ -17,12 +17,15 @@ from starlette.routing import BaseRoute
 from tracebox import __version__ as tracebox_version
 from tracebox.api import (
     problems,
+    routes_alerts,
     routes_artifacts,
     routes_errors,
+    routes_privacy,
     routes_projects,
     routes_storage,
     routes_tracking,
     routes_users,
+    routes_workflow,
     sentry_artifacts,
     sentry_release_files,
     sentry_releases,
@@ -57,14 +60,18 @@ def create_v4(ctx: ApiContext) -> FastAPI:
         responses=problems.PROBLEM_RESPONSES,
     )
     app.state.api_context = ctx
-    for module in (
+    v4_routers = (
         routes_users,
         routes_projects,
         routes_tracking,
         routes_errors,
         routes_artifacts,
         routes_storage,
-    ):
+        routes_privacy,
+        routes_alerts,
+        routes_workflow,
+    )
+    for module in v4_routers:
         app.include_router(module.router)
     problems.install(app, problems.gitlab_body)
     app.add_middleware(OneReadPerRequest, db=ctx.db)

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from tracebox.api.timefmt import iso
+from tracebox.api.timefmt import iso, iso_or_none
 from tracebox.tracking.models import (
     Bucket,
     ErrorDetails,
@@ -15,7 +15,10 @@ from tracebox.tracking.models import (
     ExceptionInfo,
     Frame,
     ReleaseHealth,
+    Resolution,
+    StatusDetails,
     TagSummary,
+    UserRef,
 )
 
 
@@ -26,6 +29,44 @@ class CountOut(BaseModel):
     @classmethod
     def of(cls, b: Bucket) -> CountOut:
         return cls(time=iso(b.time), count=b.count)
+
+
+class UserRefOut(BaseModel):
+    id: int
+    username: str
+    name: str
+
+    @classmethod
+    def of(cls, u: UserRef | None) -> UserRefOut | None:
+        return cls(id=u.id, username=u.username, name=u.name) if u else None
+
+
+class StatusDetailsOut(BaseModel):
+    """Why an error is resolved or ignored (Sentry's ``statusDetails``)."""
+
+    resolution: str | None  # now | in_release | in_next_release
+    in_release: str | None  # resolved in this release
+    in_next_release: bool  # resolved after ``after_release`` (the latest then)
+    after_release: str | None
+    resolved_at: str | None
+    ignore_until: str | None
+    ignore_count: int | None  # ... until this many more events
+    ignore_user_count: int | None  # ... until this many more users
+
+    @classmethod
+    def of(cls, d: StatusDetails) -> StatusDetailsOut:
+        in_release = d.resolution is Resolution.IN_RELEASE
+        next_release = d.resolution is Resolution.IN_NEXT_RELEASE
+        return cls(
+            resolution=d.resolution.value if d.resolution else None,
+            in_release=d.release if in_release else None,
+            in_next_release=next_release,
+            after_release=d.release if next_release else None,
+            resolved_at=iso_or_none(d.resolved_at),
+            ignore_until=iso_or_none(d.ignore_until),
+            ignore_count=d.ignore_count,
+            ignore_user_count=d.ignore_user_count,
+        )
 
 
 class ErrorOut(BaseModel):
@@ -43,6 +84,10 @@ class ErrorOut(BaseModel):
     platform: str
     level: str
     frequency: list[CountOut]  # 24 hourly counts, oldest first
+    assignee: UserRefOut | None
+    status_details: StatusDetailsOut
+    for_review: bool  # new, regressed or unignored in the last 7 days, not yet reviewed
+    external_issue_url: str | None = None  # the linked issue (GitLab's "Create issue")
 
     @classmethod
     def of(cls, e: ErrorSummary) -> ErrorOut:
@@ -65,6 +110,10 @@ def _summary_fields(e: ErrorSummary) -> dict[str, Any]:
         "platform": e.platform,
         "level": e.level,
         "frequency": [CountOut.of(b) for b in e.frequency],
+        "assignee": UserRefOut.of(e.assignee),
+        "status_details": StatusDetailsOut.of(e.status_details),
+        "for_review": e.in_review,
+        "external_issue_url": e.external_issue_url,
     }
 
 
@@ -205,6 +254,8 @@ class ErrorDetailsOut(ErrorOut):
     latest_event: EventOut | None
     # Every event was removed by retention or a deletion; the counts above stay true.
     events_expired: bool
+    environments: list[TagValueOut]  # events per environment
+    grouping_hashes: list[str]  # the fingerprints grouped here (several after a merge)
 
     @classmethod
     def of_details(cls, d: ErrorDetails) -> ErrorDetailsOut:
@@ -217,6 +268,8 @@ class ErrorDetailsOut(ErrorOut):
             frequency_30d=[CountOut.of(b) for b in d.daily],
             latest_event=latest,
             events_expired=latest is None and d.error.events_count > 0,
+            environments=[TagValueOut(value=v.value, count=v.count) for v in d.environments],
+            grouping_hashes=d.hashes,
         )
 
 

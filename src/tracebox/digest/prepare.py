@@ -28,7 +28,7 @@ from typing import Any
 
 import orjson
 
-from tracebox import grouping
+from tracebox import grouping, privacy
 from tracebox.digest.config import ProjectConfig
 from tracebox.protocol.event import normalize_event, summarize
 from tracebox.protocol.session import (
@@ -141,6 +141,8 @@ class Preparer:
                 client_ip=record.client_ip,
                 event_id=record.event_id,
             )
+        # Before anything is derived from the event: grouping, summary, payload (issue 11).
+        event = privacy.scrub(event, config.privacy)
         for stage in self._stages:
             event = stage(event, config)
         if self._symbolicator is not None:  # after scrubbing, before grouping

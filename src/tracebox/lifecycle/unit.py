@@ -5,27 +5,10 @@ this node's ingest refusal counts moved into the usage view."""
 from __future__ import annotations
 
 import os
-import threading
-from collections.abc import Callable
-from typing import Protocol
 
-from tracebox.config import Settings
 from tracebox.ingest.counters import SharedCounters
 from tracebox.lifecycle.cleanup import CleanupLoop
-from tracebox.store import Database
-
-
-class UnitContext(Protocol):
-    """What the supervisor gives a unit (``supervisor.units.UnitContext``)."""
-
-    @property
-    def settings(self) -> Settings: ...
-    @property
-    def db(self) -> Database: ...
-    @property
-    def stop(self) -> threading.Event: ...
-    @property
-    def beat(self) -> Callable[[], None]: ...
+from tracebox.supervisor.units import UnitContext
 
 
 def run_unit(ctx: UnitContext) -> None:

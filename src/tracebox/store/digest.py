@@ -2,7 +2,8 @@
 
 Contract: applying a batch twice changes nothing the second time for events (unique
 ``(project_id, event_id)``; counters add only rows really inserted), and the caller
-commits the spool cursors in the same transaction, so no record is applied twice.
+commits the spool cursors (``store.cursors``) in the same transaction, so no record is
+applied twice.
 
 Set-based: each table gets one statement per batch (a multi-row insert or an
 executemany), never one per event, and no query runs per event. Rows are written in key
@@ -14,6 +15,7 @@ right before the commit, to hold their locks briefly.
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,12 +25,11 @@ from sqlalchemy import (
     Connection,
     and_,
     case,
-    func,
     or_,
     select,
 )
 
-from tracebox.store import usage
+from tracebox.store import usage, workflow_digest
 from tracebox.store.bulk import RowsInsert, rows_matching
 from tracebox.store.dialect import insert
 from tracebox.store.digest_errors import assign_errors, update_errors
@@ -42,8 +43,8 @@ from tracebox.store.tables import (
     projects,
     session_aggregates,
     sessions,
-    spool_cursors,
 )
+from tracebox.store.workflow_digest import WorkflowOutcome
 
 TERMINAL_SESSION_STATES = ("exited", "crashed", "abnormal")
 
@@ -97,6 +98,9 @@ class BatchResult:
     regressed: list[ErrorEvent] = field(default_factory=list)  # resolved, reopened
     counts: dict[int, ErrorCounts] = field(default_factory=dict)  # per error id
     invalid: dict[str, int] = field(default_factory=dict)  # records set aside, by reason
+    workflow: WorkflowOutcome = field(default_factory=WorkflowOutcome)
+    # The events stored, per error id: alert rules (issue 14) read their summaries.
+    by_error: dict[int, list[PreparedEvent]] = field(default_factory=dict)
 
     @property
     def errors_created(self) -> int:
@@ -134,12 +138,18 @@ def write_events(
     new_users = _insert_users(conn, by_error)
     _add_hourly(conn, by_error)
     _add_tags(conn, by_error)
-    resolved = update_errors(conn, by_error, new_users)
+    update_errors(conn, by_error, new_users)
+    # Regressions by Sentry's release rules, ignore conditions, "for review" (issue 15).
+    result.workflow = workflow_digest.apply(conn, by_error, time.time(), created=set(created))
     result.created = [_first(i, by_error[i]) for i in sorted(created) if i in by_error]
-    result.regressed = [_first(i, by_error[i]) for i in resolved]
+    result.regressed = [
+        ErrorEvent(i, by_error[i][0].project_id, event_id)
+        for i, event_id in sorted(result.workflow.regressed.items())
+    ]
     result.counts = {
         i: ErrorCounts(len(evs), new_users.get(i, 0)) for i, evs in sorted(by_error.items())
     }
+    result.by_error = by_error
     return result
 
 
@@ -320,31 +330,6 @@ def add_dropped(conn: Connection, counts: Mapping[tuple[int, str], int]) -> None
 def project_exists(conn: Connection, project_id: int) -> bool:
     query = select(projects.c.id).where(projects.c.id == project_id)
     return conn.execute(query).first() is not None
-
-
-def load_cursors(conn: Connection) -> dict[str, int]:
-    return {
-        s: p for s, p in conn.execute(select(spool_cursors.c.segment, spool_cursors.c.position))
-    }
-
-
-def save_cursors(conn: Connection, positions: Mapping[str, int]) -> None:
-    if not positions:
-        return
-    stmt = insert(conn, spool_cursors)
-    stmt = stmt.on_conflict_do_update(
-        index_elements=["segment"], set_={"position": stmt.excluded.position}
-    )
-    conn.execute(stmt, [{"segment": s, "position": p} for s, p in positions.items()])
-
-
-def forget_cursors(conn: Connection, segments: Sequence[str]) -> None:
-    for chunk in _chunks(list(segments), 400):
-        conn.execute(spool_cursors.delete().where(spool_cursors.c.segment.in_(chunk)))
-
-
-def count_events(conn: Connection) -> int:
-    return int(conn.execute(select(func.count()).select_from(events)).scalar_one())
 
 
 def _chunks(items: list[Any], size: int) -> Iterable[list[Any]]:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tracebox.privacy import read_remarks
+from tracebox.protocol.summary import EventSummary, summarize
 from tracebox.tracking.models import Event, ExceptionInfo, Frame
 
 
@@ -102,6 +104,15 @@ def message(payload: dict[str, Any]) -> str:
     return _str(logentry.get("formatted")) or _str(logentry.get("message")) or ""
 
 
+def own_summary(payload: dict[str, Any]) -> EventSummary | None:
+    """What this event says (title, culprit) as the digest derives it for its error; None
+    for a stored payload that is not a normalized event (then the error's own apply)."""
+    try:
+        return summarize(payload)
+    except (KeyError, TypeError, AttributeError, IndexError):
+        return None
+
+
 def to_event(
     payload: dict[str, Any],
     *,
@@ -135,4 +146,5 @@ def to_event(
         request=_dict(payload.get("request")),
         contexts=_dict(payload.get("contexts")) or {},
         sdk=_dict(payload.get("sdk")),
+        scrubbed=read_remarks(payload),
     )

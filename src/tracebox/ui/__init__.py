@@ -19,15 +19,19 @@ from tracebox.ui import (
     firstrun,
     render,
     routes_admin,
+    routes_alerts,
     routes_artifacts,
     routes_auth,
     routes_details,
     routes_errors,
     routes_members,
+    routes_my_errors,
+    routes_privacy,
     routes_projects,
     routes_settings,
     routes_storage,
     routes_tokens,
+    routes_triage,
 )
 from tracebox.ui.sessions import Signer, instance_secret
 from tracebox.ui.throttle import SigninThrottle
@@ -79,6 +83,7 @@ def ui_routes(ctx: UiContext) -> list[BaseRoute]:
         page("/users/sign_in", routes_auth.sign_in, POST, public=True),
         page("/users/sign_out", routes_auth.sign_out, POST, public=True),
         page("/projects", routes_projects.index),
+        page("/dashboard/errors", routes_my_errors.my_errors),
         page("/projects/new", routes_projects.new_form),
         page("/projects/new", routes_projects.create, POST),
         page(tokens, routes_tokens.index),
@@ -97,6 +102,7 @@ def ui_routes(ctx: UiContext) -> list[BaseRoute]:
 
 def _project_routes(page: Callable[..., Route]) -> list[Route]:
     et = P + "/error_tracking"
+    comment = et + "/{error_id:int}/comments/{comment_id:int}"
     monitor = P + "/settings/monitor"
     members = P + "/project_members"
     return [
@@ -117,15 +123,30 @@ def _project_routes(page: Callable[..., Route]) -> list[Route]:
         page(P + "/settings/storage/quotas", routes_storage.save_quotas, POST),
         page(P + "/settings/storage/user_deletions", routes_storage.delete_user, POST),
         page(P + "/settings/storage/erase", routes_storage.erase_data, POST),
+        page(et + "/{error_id:int}/assign", routes_triage.assign, POST),
+        page(et + "/{error_id:int}/review", routes_triage.review, POST),
+        page(et + "/{error_id:int}/issue", routes_triage.link_issue, POST),
+        page(et + "/{error_id:int}/comments", routes_triage.add_comment, POST),
+        page(et + "/{error_id:int}/comments/{comment_id:int}", routes_triage.edit_comment, POST),
+        page(comment + "/delete", routes_triage.delete_comment, POST),
+        page(et + "/bulk", routes_triage.bulk, POST),
+        page(et + "/{error_id:int}/unmerge", routes_triage.unmerge, POST),
         page(monitor, routes_settings.monitor),
         page(monitor, routes_settings.save_monitor, POST),
         page(monitor + "/client_keys", routes_settings.create_key, POST),
         page(monitor + "/client_keys/{key_id:int}/revoke", routes_settings.revoke_key, POST),
+        page(P + "/settings/privacy", routes_privacy.privacy_form),
+        page(P + "/settings/privacy", routes_privacy.save_privacy, POST),
         page(P + "/settings/general", routes_projects.general_form),
         page(P + "/settings/general", routes_projects.general_save, POST),
         page(members, routes_members.index),
         page(members, routes_members.add, POST),
         page(members + "/{user_id:int}", routes_members.update, POST),
         page(members + "/{user_id:int}/remove", routes_members.remove, POST),
+        *routes_alerts.routes(page, P),
+        # GitLab's "View in Sentry" link: /{organization}/{project}/issues/{id}
+        page(
+            "/{project:path}/issues/{error_id:int}", routes_details.sentry_issue_link, public=True
+        ),
         page("/{project:path}", routes_projects.project_home),
     ]

@@ -17,7 +17,14 @@ from tracebox.lifecycle.deletion import Author, UserField, Worker, user_target
 from tracebox.models import Project
 from tracebox.store import Database, audit, projects, usage
 from tracebox.store.deletion import JobKind, JobState
-from tracebox.store.tables import deletion_jobs, error_tags, error_users, errors, sessions
+from tracebox.store.tables import (
+    deletion_jobs,
+    error_tags,
+    error_users,
+    errors,
+    project_environments,
+    sessions,
+)
 
 ALICE = Author(7, "alice")
 
@@ -141,6 +148,8 @@ def test_erasing_a_projects_data_leaves_other_projects_alone(db: Database) -> No
     with db.read() as conn:
         assert list(conn.execute(sa.select(errors.c.project_id).distinct()).scalars()) == [other]
         assert projects.get(conn, p) is not None  # the project and its settings stay
+        seen = sa.select(project_environments.c.project_id).distinct()
+        assert list(conn.execute(seen).scalars()) == [other]  # environments seen go too
     assert event_ids(db, p) == [] and len(event_ids(db, other)) == 10
 
 

@@ -24,6 +24,7 @@ from tracebox.store.tables import (
     error_users,
     errors,
     events,
+    project_environments,
     session_aggregates,
     sessions,
     zstd_dictionaries,
@@ -147,9 +148,11 @@ def project_error_ids(conn: Connection, project_id: int, limit: int) -> list[int
 
 def delete_project_rows(conn: Connection, project_id: int, limit: int) -> int:
     """Delete up to ``limit`` of the project's sessions, session aggregates, dropped-item
-    counters and dictionaries (errors and events go separately). 0 when none is left."""
+    counters, environments seen and dictionaries (errors and events go separately). 0 when
+    none is left."""
     removed = 0
-    for table in (sessions, session_aggregates, dropped_items, zstd_dictionaries):
+    tables = (sessions, session_aggregates, dropped_items, project_environments, zstd_dictionaries)
+    for table in tables:
         removed += _delete_some(conn, table, table.c.project_id == project_id, limit - removed)
         if removed >= limit:
             break

@@ -1,7 +1,7 @@
 """Write transactions sized to hold the database's write lock about ``target_ms``.
 
 Each batch is one short write transaction; its size adapts to how long the last ones
-held the lock, and after each one the writer pauses about as long as it held the lock,
+held the lock, and after each one the writer pauses twice as long as it held the lock,
 so the digest (waiting in SQLite's busy handler) always gets its turn.
 """
 

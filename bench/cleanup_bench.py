@@ -36,6 +36,12 @@ from tracebox.config import Settings
 from tracebox.store import Database, client_keys, projects
 
 DB_NAME = "tracebox.sqlite3"
+SERVE_CLEANUP_IDLE = {
+    "TRACEBOX_RETENTION_DAYS": "3650",
+    "TRACEBOX_RETENTION_EVENTS_PER_ERROR": str(10**6),
+    "TRACEBOX_DICTIONARY_MIN_EVENTS": str(10**12),
+    "TRACEBOX_CLEANUP_INTERVAL_SECONDS": str(86_400),
+}
 
 
 def parse_args() -> argparse.Namespace:
@@ -130,6 +136,9 @@ def run(args: argparse.Namespace, name: str, pristine: Path, info: dict[str, Any
     result = Run(name, file_bytes_before=(run_dir / DB_NAME).stat().st_size)
     loadgen = LoadGenerator(args.warmup + int(args.rate * args.seconds), seed=11)
     global_args = ["--data-dir", str(run_dir)]
+    # serve runs a cleanup loop of its own: give it nothing to remove in any run, so the
+    # only cleanup measured is the one started below.
+    os.environ.update(SERVE_CLEANUP_IDLE)
     server = Server(global_args, 1, run_dir / "server.log")
     try:
         server.wait_healthy()

@@ -23,6 +23,7 @@ from tracebox.lifecycle.deletion import Worker
 from tracebox.lifecycle.kinds import PRUNABLE_KINDS, Prunable
 from tracebox.lifecycle.removal import Removal, unlink
 from tracebox.lifecycle.retention import Policy, Pruner, policies
+from tracebox.logs import LoggedCondition, first_line
 from tracebox.metrics import Metrics
 from tracebox.store import Database, sqlite_space, usage
 from tracebox.store.usage import Outcome
@@ -30,6 +31,7 @@ from tracebox.store.usage import Outcome
 log = logging.getLogger("tracebox.lifecycle")
 
 JOB_POLL_SECONDS = 2.0  # how soon a deletion request left unfinished by its request starts
+FAILURE_PAUSE_SECONDS = 5.0  # pause before retrying a failed step (the digest: up to 5 s)
 VACUUM_PAGES = 256  # first incremental_vacuum step; adapts like the other batches
 
 
@@ -87,14 +89,34 @@ class CleanupLoop:
         self.last_report: PassReport | None = None
 
     def run(self, stop: threading.Event) -> None:
+        """Until ``stop`` is set. A failure (the database down, a bug) is retried after
+        a pause, logged when it starts, reminded while it lasts and logged when over, as
+        the digest does: a database outage is an episode of a few lines, not a crash loop
+        of tracebacks."""
+        reminder = self.settings.log_reminder_seconds
+        database_down = LoggedCondition(
+            log, "database unavailable; cleanup waits", reminder_seconds=reminder
+        )
+        failing = LoggedCondition(log, "cleanup failed", reminder_seconds=reminder)
         next_pass = 0.0
         while not stop.is_set():
-            self.flush_refusals()
-            if time.monotonic() >= next_pass:
-                self.last_report = self.run_once(stop)
-                next_pass = time.monotonic() + self.settings.cleanup_interval_seconds
-            else:
-                self.deletions(stop)
+            try:
+                self.flush_refusals()
+                if time.monotonic() >= next_pass:
+                    self.last_report = self.run_once(stop)
+                    next_pass = time.monotonic() + self.settings.cleanup_interval_seconds
+                else:
+                    self.deletions(stop)
+            except Exception as e:
+                if self.db.ping():
+                    failing.occurred(f"retrying ({type(e).__name__})", traceback=True)
+                else:
+                    database_down.occurred(f"retrying ({first_line(e)})")
+                self.beat()
+                stop.wait(FAILURE_PAUSE_SECONDS)
+                continue
+            database_down.cleared()
+            failing.cleared()
             self.beat()
             stop.wait(JOB_POLL_SECONDS)
 

@@ -1,4 +1,5 @@
-"""A bulk action over 10,000 errors ("all matching this query"), in bounded batches."""
+"""Bulk actions over 10,000 errors ("all matching this query"): resolve, assign and
+ignore, in bounded batches, each error with its activity entry."""
 
 from __future__ import annotations
 
@@ -70,6 +71,24 @@ def test_resolve_all_matching_10000_errors(api: Api, settings: Settings) -> None
             select(func.count()).where(error_activity.c.kind == "set_resolved")
         ).scalar_one()
     assert statuses == {"resolved": 10_000} and entries == 10_000
+    # Assign all of them, then ignore them until 100 more events each: the same batches.
+    body = {"query": "is:resolved", "assignee_id": owner.id}
+    assert api.call("PUT", url, token, json=body).json() == {"changed": 10_000, "batches": 100}
+    body = {"query": "is:resolved", "status": "ignored", "status_details": {"ignore_count": 100}}
+    assert api.call("PUT", url, token, json=body).json() == {"changed": 10_000, "batches": 100}
+    with api.db.read() as conn:
+        rows = conn.execute(
+            select(errors.c.status, errors.c.assignee_id, func.count())
+            .where(errors.c.project_id == project.id)
+            .group_by(errors.c.status, errors.c.assignee_id)
+        ).all()
+        kinds = dict(
+            conn.execute(
+                select(error_activity.c.kind, func.count()).group_by(error_activity.c.kind)
+            ).all()
+        )
+    assert [tuple(r) for r in rows] == [("ignored", owner.id, 10_000)]
+    assert kinds == {"set_resolved": 10_000, "assigned": 10_000, "set_ignored": 10_000}
     # Past the limit: 10,001 matching errors are refused, and nothing changes.
     with api.db.write() as conn:
         conn.execute(

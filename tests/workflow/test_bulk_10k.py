@@ -14,7 +14,7 @@ from tracebox.config import Settings
 from tracebox.store import digest as store_digest
 from tracebox.store.digest import PreparedEvent
 from tracebox.store.payloads import PayloadEncoder
-from tracebox.store.tables import error_activity, errors
+from tracebox.store.tables import error_activity, error_hashes, errors
 
 pytestmark = pytest.mark.slow
 
@@ -106,3 +106,33 @@ def test_resolve_all_matching_10000_errors(api: Api, settings: Settings) -> None
             select(func.count()).where(errors.c.status == "ignored")
         ).scalar_one()
     assert ignored == 0
+
+
+def test_merge_10000_errors_into_one(api: Api) -> None:
+    owner = api.user("owner")
+    project = api.project("acme/big", owner)
+    token = api.token(owner)
+    many_errors(api, project.id, 10_000)
+    with api.db.read() as conn:
+        ids = list(conn.execute(select(errors.c.id).where(errors.c.project_id == project.id)))
+    url = f"/api/v4/projects/{project.id}/error_tracking/errors"
+    r = api.call("POST", url + "/merge", token, json={"ids": [i for (i,) in ids]})
+    assert r.status_code == 200, r.text
+    merged = r.json()
+    assert merged["events_count"] == 10_000
+    assert sum(b["count"] for b in merged["frequency"]) == 10_000
+    with api.db.read() as conn:
+        left = conn.execute(
+            select(func.count()).where(errors.c.project_id == project.id)
+        ).scalar_one()
+        hashes = conn.execute(
+            select(func.count()).where(error_hashes.c.error_id == merged["id"])
+        ).scalar_one()
+        merges = conn.execute(
+            select(func.count()).where(error_activity.c.kind == "merge")
+        ).scalar_one()
+    assert (left, hashes) == (1, 10_000)
+    assert merges == 100  # one entry per batch of TRACEBOX_BULK_BATCH_ERRORS
+    # any of the 10,000 ids answers with the error they became
+    r = api.call("GET", f"{url}/{ids[-1][0]}", token)
+    assert r.status_code == 200 and r.json()["id"] == merged["id"]

@@ -37,6 +37,7 @@ from tracebox.protocol.event import normalize_event
 from tracebox.store import Database, client_keys, members, projects
 from tracebox.store import digest as store_digest
 from tracebox.store import privacy as privacy_store
+from tracebox.store import releases as releases_store
 from tracebox.store.tables import errors
 from tracebox.tracking import IntegratedSource
 from tracebox.tracking import settings as tracking_settings
@@ -115,6 +116,9 @@ def _triage(db: Database, project_id: int) -> None:
         "Started with **checkout v2**: the cart lost its `coupon` key when the session "
         "expired.\n\n- reproduced on staging\n- fix in [#482](https://gitlab.example.com/acme/storefront/-/merge_requests/482)",
     )
+    with db.write() as conn:  # the storefront's release is the newest: "the next" follows it
+        latest = releases_store.ensure(conn, project_id, "storefront@2.4.0", now=time.time())
+        releases_store.update_release(conn, latest.id, created_at=time.time())
     resolved = StatusChange(ErrorStatus.RESOLVED, resolution=Resolution.IN_NEXT_RELEASE)
     source.update(featured, ErrorChange(status=resolved), dev)
     source.add_comment(featured, root, "Deployed `storefront@2.5.0` to production.")

@@ -38,9 +38,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/ui_data.py
 from ui_data import generate
 
 from tracebox.accounts import users
-from tracebox.accounts.models import AccessLevel
 from tracebox.app import create_app
 from tracebox.config import Settings
+from tracebox.models import AccessLevel
 from tracebox.store import Database, members, projects
 from tracebox.store.tables import errors, events
 from tracebox.tracking import settings as tracking_settings

@@ -14,6 +14,7 @@ from tracebox.tracking.models import (
     Event,
     ExceptionInfo,
     Frame,
+    Mechanism,
     ReleaseHealth,
     TagSummary,
 )
@@ -88,6 +89,11 @@ class FrameOut(BaseModel):
         "or invalid_sourcemap (docs/sourcemaps.md)",
     )
     symbolication_detail: str | None = None
+    vars: dict[str, Any] | None = Field(
+        None,
+        description="Local variables as the SDK sent them (the Python SDK sends reprs); "
+        "values scrubbed by the privacy rules read [Filtered]",
+    )
 
     @classmethod
     def of(cls, f: Frame) -> FrameOut:
@@ -103,7 +109,30 @@ class FrameOut(BaseModel):
             symbolicated=f.symbolicated,
             symbolication_error=f.mapping_error,
             symbolication_detail=f.mapping_detail,
+            vars=f.vars,
         )
+
+
+class MechanismOut(BaseModel):
+    """How the exception was captured (Sentry's ``mechanism``)."""
+
+    type: str
+    handled: bool | None = Field(
+        None, description="false: the exception reached no handler in the application"
+    )
+    synthetic: bool
+    description: str | None
+    help_link: str | None
+    exception_id: int | None = Field(None, description="Its id in an exception group's tree")
+    parent_id: int | None = Field(None, description="The exception_id of its group")
+    is_exception_group: bool
+    source: str | None
+    data: dict[str, Any] | None
+    meta: dict[str, Any] | None
+
+    @classmethod
+    def of(cls, m: Mechanism | None) -> MechanismOut | None:
+        return None if m is None else cls(**m.__dict__)
 
 
 class ExceptionOut(BaseModel):
@@ -114,6 +143,7 @@ class ExceptionOut(BaseModel):
     raw_stack_trace: list[FrameOut] | None = Field(
         None, description="The minified frames, when source maps mapped the stack trace"
     )
+    mechanism: MechanismOut | None = None
 
     @classmethod
     def of(cls, e: ExceptionInfo) -> ExceptionOut:
@@ -123,6 +153,7 @@ class ExceptionOut(BaseModel):
             module=e.module,
             stack_trace=[FrameOut.of(f) for f in e.frames],
             raw_stack_trace=[FrameOut.of(f) for f in e.raw_frames] if e.raw_frames else None,
+            mechanism=MechanismOut.of(e.mechanism),
         )
 
 
@@ -153,6 +184,11 @@ class EventOut(BaseModel):
     request: dict[str, Any] | None
     contexts: dict[str, Any]
     sdk: dict[str, Any] | None
+    extra: dict[str, Any] = Field(description="Additional data the SDK sent (`extra`)")
+    handled: bool | None = Field(
+        description="false when an exception of the event reached no handler in the "
+        "application; null when the SDK did not say"
+    )
 
     @classmethod
     def of(cls, e: Event) -> EventOut:
@@ -178,6 +214,8 @@ class EventOut(BaseModel):
             request=e.request,
             contexts=e.contexts,
             sdk=e.sdk,
+            extra=e.extra,
+            handled=e.handled,
         )
 
 

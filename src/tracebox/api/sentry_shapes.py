@@ -7,7 +7,14 @@ from typing import Any
 
 from tracebox.api.timefmt import iso_seconds
 from tracebox.models import Project
-from tracebox.tracking.models import ErrorDetails, ErrorSummary, Event, ExceptionInfo, Frame
+from tracebox.tracking.models import (
+    ErrorDetails,
+    ErrorSummary,
+    Event,
+    ExceptionInfo,
+    Frame,
+    Mechanism,
+)
 
 Json = dict[str, Any]
 
@@ -123,7 +130,7 @@ def frame(f: Frame) -> Json:
         "colNo": f.colno,
         "inApp": f.in_app,
         "context": [[n, line] for n, line in f.context],
-        "vars": None,
+        "vars": f.vars,
         "instructionAddr": None,
         "symbolAddr": None,
         "trust": None,
@@ -151,10 +158,15 @@ def _exception(x: ExceptionInfo) -> Json:
         "type": x.type,
         "value": x.value,
         "module": x.module,
-        "mechanism": None,
+        "mechanism": _mechanism(x.mechanism),
         "stacktrace": stacktrace,
         "rawStacktrace": {"frames": [frame(f) for f in x.raw_frames]} if x.raw_frames else None,
     }
+
+
+def _mechanism(m: Mechanism | None) -> Json | None:
+    """Sentry keeps the mechanism's snake_case keys in its event API."""
+    return None if m is None else {k: v for k, v in m.__dict__.items() if v is not None}
 
 
 def _entries(ev: Event) -> list[Json]:
@@ -205,6 +217,7 @@ def event(ev: Event, e: ErrorSummary) -> Json:
         "tags": [{"key": k, "value": v} for k, v in ev.tags],
         "user": ev.user,
         "contexts": ev.contexts,
+        "context": ev.extra,  # Sentry's event API name for `extra`
         "sdk": ev.sdk,
         "errors": [],
         "entries": _entries(ev),

@@ -3,7 +3,7 @@
 Ingest spools each item as the SDK sent it; this is where it is parsed, once. Per event,
 in this order (docs/design.md "Digest pipeline")::
 
-    normalize -> scrub -> symbolicate -> group -> summarize -> encode
+    normalize -> scrub -> symbolicate -> in-app rules -> group -> summarize -> encode
 
 ``normalize`` is ``protocol.event.normalize_event``; ``stages`` run next, in the order
 given: privacy scrubbing first, then symbolication, each a pure function of the event;
@@ -28,6 +28,8 @@ from typing import Any
 import orjson
 
 from tracebox import grouping
+from tracebox.grouping.inapp import mark_sdk_frames
+from tracebox.protocol.client import sdk_from_client
 from tracebox.protocol.event import normalize_event, summarize
 from tracebox.protocol.session import (
     SessionAggregate,
@@ -129,6 +131,7 @@ class Preparer:
                 client_ip=record.client_ip,
                 event_id=record.event_id,
             )
+            _name_the_client(event, record)
         for stage in self._stages:
             event = stage(event)
         if self._symbolicator is not None:  # after scrubbing, before grouping
@@ -136,7 +139,9 @@ class Preparer:
         return event
 
     def prepare_event(self, project_id: int, event: Event) -> PreparedEvent:
-        """group -> summarize -> encode, for a normalized (scrubbed, symbolicated) event."""
+        """in-app rules -> group -> summarize -> encode, for a normalized (scrubbed,
+        symbolicated) event; SDK frames are marked not in-app first (``grouping.inapp``)."""
+        mark_sdk_frames(event)
         group = grouping.calculate(event)
         summary = summarize(event)
         return PreparedEvent(
@@ -158,6 +163,15 @@ class Preparer:
             user_key=summary.user_key,
             payload=self._payloads.encode(event),
         )
+
+
+def _name_the_client(event: Event, record: SpoolRecord) -> None:
+    """An event without ``sdk`` (old raven clients) names the client that sent it."""
+    client = record.headers.get("client")
+    if "sdk" not in event and isinstance(client, str):
+        sdk = sdk_from_client(client)
+        if sdk is not None:
+            event["sdk"] = sdk
 
 
 def _set_aside(batch: PreparedBatch, project_id: int | None, kind: str, reason: str) -> None:

@@ -29,6 +29,9 @@ SESSION_KINDS = {"session": RecordKind.SESSION, "sessions": RecordKind.SESSIONS}
 TRANSACTION_EVENT_TYPE = "transaction"
 
 
+MAX_CLIENT_CHARS = 200  # the client's name (``sentry_client`` or User-Agent) kept per event
+
+
 @dataclass(frozen=True)
 class Origin:
     """Who sent a request, and when it was received."""
@@ -37,6 +40,9 @@ class Origin:
     key_id: int
     received: float
     client_ip: str | None
+    # ``sentry_client`` of the auth, else the User-Agent: names the SDK of an event that
+    # does not (old raven clients send no ``sdk``).
+    client: str | None = None
 
 
 @dataclass
@@ -143,12 +149,14 @@ def _add_dropped_record(out: Accepted, origin: Origin) -> None:
 def _record(
     kind: RecordKind, origin: Origin, payload: bytes, event_id: str | None = None
 ) -> SpoolRecord:
+    event = kind is RecordKind.EVENT
     return SpoolRecord(
         kind=kind,
         project_id=origin.project_id,
         key_id=origin.key_id,
         received=origin.received,
         payload=payload,
-        client_ip=origin.client_ip if kind is RecordKind.EVENT else None,
+        client_ip=origin.client_ip if event else None,
         event_id=event_id,
+        headers={"client": origin.client[:MAX_CLIENT_CHARS]} if event and origin.client else {},
     )

@@ -38,7 +38,7 @@ from tracebox.store.tables import (
     spool_cursors,
 )
 
-TERMINAL_SESSION_STATES = ("exited", "crashed", "abnormal")
+TERMINAL_SESSION_STATES = ("exited", "crashed", "abnormal", "unhandled")
 
 
 @dataclass(frozen=True)
@@ -281,9 +281,11 @@ def write_sessions(conn: Connection, project_id: int, updates: Iterable[Mapping[
     ex = stmt.excluded
     # Not IN (...): an expanding parameter cannot run as executemany.
     terminal = or_(*(sessions.c.status == state for state in TERMINAL_SESSION_STATES))
+    changed = ("seq", "status", "errors", "duration", "timestamp")
     stmt = stmt.on_conflict_do_update(
         index_elements=["project_id", "sid"],
-        set_={c: getattr(ex, c) for c in ("seq", "status", "errors", "duration", "timestamp")},
+        # A user id often arrives with a later update (setUser after init): keep it.
+        set_={**{c: getattr(ex, c) for c in changed}, "did": func.coalesce(ex.did, sessions.c.did)},
         where=and_(ex.seq >= sessions.c.seq, ~terminal),
     )
     conn.execute(stmt, rows)

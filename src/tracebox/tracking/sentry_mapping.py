@@ -12,6 +12,7 @@ from typing import Any
 
 from tracebox.models import ErrorStatus
 from tracebox.sentry_client import SentryError
+from tracebox.tracking.events import mechanism
 from tracebox.tracking.models import Bucket, ErrorSummary, Event, ExceptionInfo, Frame
 
 Json = dict[str, Any]
@@ -105,6 +106,7 @@ def _frame(f: Any) -> Frame:
         colno=f.get("colNo") if isinstance(f.get("colNo"), int) else None,
         in_app=f.get("inApp") if isinstance(f.get("inApp"), bool) else None,
         context=context,
+        vars=_dict(f.get("vars")),
     )
 
 
@@ -122,6 +124,7 @@ def _exceptions(entries: list[Any]) -> list[ExceptionInfo]:
                     value=v.get("value"),
                     module=v.get("module"),
                     frames=[_frame(f) for f in frames or []],
+                    mechanism=mechanism(v.get("mechanism")),
                 )
             )
     return found
@@ -168,4 +171,5 @@ def event(body: Any, error_id: int, project_id: int) -> Event:
         stack_trace=main.frames if main else [],
         contexts=_dict(body.get("contexts")) or {},
         sdk=_dict(body.get("sdk")),
+        extra=_dict(body.get("context")) or {},  # Sentry's event API calls `extra` "context"
     )

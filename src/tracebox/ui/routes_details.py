@@ -48,6 +48,7 @@ def error_details(r: Req, project: str, error_id: int) -> Response:
         user_rows=presenters.rows(event.user) if event else [],
         contexts=presenters.context_sections(event.contexts) if event else [],
         sdk_rows=presenters.rows(event.sdk) if event else [],
+        extra_rows=presenters.value_rows(event.extra) if event else [],
         hourly=charts.bar_chart(details.error.frequency, width=480, height=96, gap=2),
         daily=charts.bar_chart(details.daily, width=480, height=96, gap=2, daily=True),
         statuses=ErrorStatus,

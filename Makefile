@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell sha256sum pyproject.toml | cut -c1-16)
 
-.PHONY: run test check install lint typecheck fast-test sdks sdk-matrix bench screenshots clean
+.PHONY: run test check install lint typecheck fast-test sdks sdk-matrix bench bench-quick bench-check screenshots clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -42,6 +42,15 @@ sdk-matrix: install
 
 bench: install
 	$(BIN)/python bench/ingest_bench.py
+
+## About a minute: events/s and CPU per event of the ingest benchmark (SQLite, 15,000 events).
+bench-quick: install
+	$(BIN)/python bench/ingest_bench.py --warmup 500 --events 15000 --rate 0 --max-seconds 60
+
+## Fails when the server's CPU per event grew >15% against bench/cpu_baseline.json (not in
+## make test: on a shared 2-core machine contention alone moves it that much; see bench/README.md).
+bench-check: install
+	$(BIN)/python bench/check_regression.py
 
 ## PNGs of the list, details, settings and releases pages into docs/screenshots/ (Debian's chromium).
 screenshots: install

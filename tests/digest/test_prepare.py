@@ -7,8 +7,11 @@ from typing import Any
 
 import orjson
 
-from tracebox.digest.prepare import Preparer
+from tracebox.digest.config import ProjectConfig
+from tracebox.digest.prepare import Preparer, read_records
 from tracebox.spool import RecordKind, SpoolRecord
+
+CONFIGS = {1: ProjectConfig(project_id=1, version=0)}
 
 
 def record(n: int, **fields: Any) -> bytes:
@@ -21,11 +24,13 @@ def record(n: int, **fields: Any) -> bytes:
 def test_stages_see_the_normalized_event_before_grouping() -> None:
     seen: list[dict[str, Any]] = []
 
-    def scrub(event: dict[str, Any]) -> dict[str, Any]:
+    def scrub(event: dict[str, Any], config: ProjectConfig) -> dict[str, Any]:
+        assert config is CONFIGS[1]
         seen.append(event)
         return {**event, "logentry": {"formatted": "[scrubbed]", "message": "[scrubbed]"}}
 
-    batch = Preparer(stages=[scrub]).prepare([record(1, user={"ip_address": "{{auto}}"})])
+    records = read_records([record(1, user={"ip_address": "{{auto}}"})])
+    batch = Preparer(stages=[scrub]).prepare(records, CONFIGS)
     assert seen[0]["tags"] == [["n", "1"]]  # normalized: tags as pairs
     assert seen[0]["user"]["ip_address"] == "203.0.113.9"  # from the record's client_ip
     [event] = batch.events
@@ -33,12 +38,28 @@ def test_stages_see_the_normalized_event_before_grouping() -> None:
 
 
 def test_an_event_that_makes_a_stage_fail_is_set_aside_alone() -> None:
-    def fail_on_two(event: dict[str, Any]) -> dict[str, Any]:
+    def fail_on_two(event: dict[str, Any], config: ProjectConfig) -> dict[str, Any]:
         if event["event_id"] == f"{2:032x}":
             raise RuntimeError("a bug")
         return event
 
-    batch = Preparer(stages=[fail_on_two]).prepare([record(1), record(2), record(3)])
+    records = read_records([record(1), record(2), record(3)])
+    batch = Preparer(stages=[fail_on_two]).prepare(records, CONFIGS)
     assert [e.event_id for e in batch.events] == [f"{1:032x}", f"{3:032x}"]
     assert dict(batch.dropped) == {(1, "event_failed"): 1}
     assert dict(batch.invalid) == {"event_failed": 1}
+
+
+def test_records_of_a_deleted_project_are_set_aside() -> None:
+    other = SpoolRecord(RecordKind.EVENT, 2, 1, time.time(), b"{}", None, "f" * 32).encode()
+    batch = Preparer().prepare(read_records([record(1), other]), CONFIGS)
+    assert [e.project_id for e in batch.events] == [1]
+    assert dict(batch.dropped) == {}  # no project left to count it against
+    assert dict(batch.invalid) == {"project_deleted": 1}
+
+
+def test_tags_and_fallback_hashes_reach_the_prepared_event() -> None:
+    [event] = Preparer().prepare(read_records([record(1)]), CONFIGS).events
+    assert ("n", "1") in event.tags
+    assert ("level", "error") in event.tags
+    assert event.fallback_hashes == ()

@@ -12,6 +12,7 @@ from tracebox.digest.worker import DigestWorker
 from tracebox.spool import RecordKind, SpoolReader, SpoolRecord, SpoolWriter
 from tracebox.store import Database, projects
 from tracebox.store.tables import dropped_items, events
+from tracebox.store.tables import projects as projects_table
 
 
 def event_record(project_id: int, n: int) -> bytes:
@@ -45,18 +46,53 @@ def stored_ids(db: Database) -> set[str]:
         return {r[0] for r in conn.execute(sa.select(events.c.event_id))}
 
 
+def refuse_event(db: Database, event_id: str) -> None:
+    """Make the database refuse to store one event (a trigger), as it may refuse a row
+    for reasons the digest cannot foresee."""
+    with db.write() as conn:
+        if db.is_sqlite:
+            conn.exec_driver_sql(
+                "CREATE TRIGGER refuse BEFORE INSERT ON events "
+                f"WHEN NEW.event_id = '{event_id}' BEGIN SELECT RAISE(ABORT, 'refused'); END"
+            )
+        else:
+            conn.exec_driver_sql(
+                "CREATE FUNCTION refuse() RETURNS trigger AS $$ BEGIN "
+                f"IF NEW.event_id = '{event_id}' THEN RAISE EXCEPTION 'refused'; END IF; "
+                "RETURN NEW; END $$ LANGUAGE plpgsql"
+            )
+            conn.exec_driver_sql(
+                "CREATE TRIGGER refuse BEFORE INSERT ON events "
+                "FOR EACH ROW EXECUTE FUNCTION refuse()"
+            )
+
+
 def test_a_record_the_database_refuses_is_set_aside_not_retried_forever(
     settings: Settings, db: Database
 ) -> None:
     with db.write() as conn:
         project = projects.create(conn, "acme/web", "web")
-    # Project 999 does not exist (deleted after ingestion): its event violates a foreign key.
-    records = [event_record(project.id, 1), event_record(999, 2), event_record(project.id, 3)]
-    spool(settings, records)
+    refuse_event(db, f"{2:032x}")
+    spool(settings, [event_record(project.id, n) for n in (1, 2, 3)])
     worker = DigestWorker(db, SpoolReader(settings.spool_dir), batch_size=10)
     assert worker.drain() == 3
     assert stored_ids(db) == {f"{1:032x}", f"{3:032x}"}
     assert worker.drain() == 0  # the cursor moved past the refused record
+    with db.read() as conn:
+        dropped = {r.item_type: r.count for r in conn.execute(sa.select(dropped_items))}
+    assert dropped == {"digest_refused": 1}
+
+
+def test_records_of_a_deleted_project_are_set_aside(settings: Settings, db: Database) -> None:
+    with db.write() as conn:
+        project = projects.create(conn, "acme/web", "web")
+    # Project 999 does not exist (deleted after ingestion).
+    records = [event_record(project.id, 1), event_record(999, 2), event_record(project.id, 3)]
+    spool(settings, records)
+    worker = DigestWorker(db, SpoolReader(settings.spool_dir), batch_size=10)
+    assert worker.drain() == 3
+    assert worker.stats.batches == 1  # set aside before the write: the batch was not refused
+    assert stored_ids(db) == {f"{1:032x}", f"{3:032x}"}
     with db.read() as conn:
         dropped = conn.execute(sa.select(dropped_items)).all()
     assert dropped == []  # no project to count it against
@@ -106,3 +142,22 @@ def test_unusable_records_are_set_aside_and_counted_per_project(
     with db.read() as conn:
         dropped = {r.item_type: r.count for r in conn.execute(sa.select(dropped_items))}
     assert dropped == {"event_invalid_json": 1, "record_unreadable": 1}
+
+
+def test_a_configuration_change_is_seen_by_the_next_batch(settings: Settings, db: Database) -> None:
+    with db.write() as conn:
+        project = projects.create(conn, "acme/web", "web")
+    worker = DigestWorker(db, SpoolReader(settings.spool_dir), batch_size=10)
+
+    def version() -> int:
+        with db.read() as conn:
+            return worker.configs.load(conn, [project.id])[project.id].version
+
+    assert version() == 0
+    with db.write() as conn:
+        projects.bump_config(conn, project.id)
+    assert version() == 1
+    with db.write() as conn:
+        conn.execute(sa.delete(projects_table))
+    with db.read() as conn:
+        assert worker.configs.load(conn, [project.id]) == {}

@@ -238,7 +238,7 @@ class TagSummaryOut(BaseModel):
 class ErrorDetailsOut(ErrorOut):
     first_release: str | None
     last_release: str | None
-    tags: list[TagSummaryOut]  # over the latest 100 events
+    tags: list[TagSummaryOut]  # over all of the error's events
     frequency_30d: list[CountOut]  # 30 daily counts, oldest first, ending today (UTC)
     latest_event: EventOut | None
 

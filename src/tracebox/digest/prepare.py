@@ -6,11 +6,12 @@ in this order (docs/design.md "Digest pipeline")::
     normalize -> scrub -> symbolicate -> in-app rules -> group -> summarize -> encode
 
 ``normalize`` is ``protocol.event.normalize_event``; ``stages`` run next, in the order
-given: privacy scrubbing first, then symbolication, each a pure function of the event;
-then ``grouping.calculate``, ``protocol.event.summarize`` and ``store.payloads``.
-Symbolication needs the event's project and reads source map artifacts: it is the
-injected ``Symbolicator``, run after the stages (its artifact lookups are memoized per
-batch, its parsed maps cached).
+given: privacy scrubbing first, then symbolication, each a pure function of the event
+and its project's configuration (``digest.config``, read once per batch by the caller);
+then ``grouping.calculate``, ``protocol.event.summarize``, ``protocol.tags.event_tags``
+and ``store.payloads``. Symbolication needs the event's project and reads source map
+artifacts: it is the injected ``Symbolicator``, run after the stages (its artifact
+lookups are memoized per batch, its parsed maps cached).
 
 A record that cannot be used (not JSON, not an object, an invalid session, a kind this
 version does not know) is set aside: counted per project and reason in ``dropped``,
@@ -21,13 +22,14 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
 from tracebox import grouping
+from tracebox.digest.config import ProjectConfig
 from tracebox.grouping.inapp import mark_sdk_frames
 from tracebox.protocol.client import sdk_from_client
 from tracebox.protocol.event import normalize_event, summarize
@@ -37,6 +39,7 @@ from tracebox.protocol.session import (
     normalize_session,
     normalize_session_aggregates,
 )
+from tracebox.protocol.tags import event_tags
 from tracebox.spool.record import RecordError, RecordKind, SpoolRecord
 from tracebox.store.digest import PreparedEvent
 from tracebox.store.payloads import PayloadEncoder
@@ -46,7 +49,7 @@ log = logging.getLogger("tracebox.digest")
 
 Event = dict[str, Any]
 # A step between normalization and grouping (scrubbing, symbolication): event in, event out.
-Stage = Callable[[Event], Event]
+Stage = Callable[[Event, ProjectConfig], Event]
 
 
 class InvalidRecord(Exception):
@@ -78,19 +81,27 @@ class Preparer:
         self._stages = tuple(stages)
         self._symbolicator = symbolicator
 
-    def prepare(self, records: Sequence[bytes]) -> PreparedBatch:
+    def prepare(
+        self,
+        records: Sequence[SpoolRecord | RecordError],
+        configs: Mapping[int, ProjectConfig],
+    ) -> PreparedBatch:
+        """Rows for ``records`` (as ``read_records`` returns them); ``configs`` holds the
+        configuration of every project that still exists."""
         batch = PreparedBatch()
         if self._symbolicator is not None:
             self._symbolicator.begin_batch()
-        for raw in records:
-            try:
-                record = SpoolRecord.decode(raw)
-            except RecordError as e:
-                _set_aside(batch, e.project_id, "record", "unreadable")
-                log.error("spool record set aside: %s", e)
+        for record in records:
+            if isinstance(record, RecordError):
+                _set_aside(batch, record.project_id, "record", "unreadable")
+                log.error("spool record set aside: %s", record)
+                continue
+            config = configs.get(record.project_id)
+            if config is None:
+                batch.invalid["project_deleted"] += 1  # no project left to count it against
                 continue
             try:
-                self._add(batch, record)
+                self._add(batch, record, config)
             except InvalidRecord as e:
                 _set_aside(batch, record.project_id, record.kind, e.reason)
             except Exception:
@@ -107,10 +118,11 @@ class Preparer:
         except RecordError as e:
             return e.project_id
 
-    def _add(self, batch: PreparedBatch, record: SpoolRecord) -> None:
+    def _add(self, batch: PreparedBatch, record: SpoolRecord, config: ProjectConfig) -> None:
         kind, project_id = record.kind, record.project_id
         if kind is RecordKind.EVENT:
-            batch.events.append(self.prepare_event(project_id, self._normalized(record)))
+            event = self._normalized(record, config)
+            batch.events.append(self.prepare_event(project_id, event))
         elif kind is RecordKind.SESSION:
             batch.sessions[project_id].append(_session(record))
         elif kind is RecordKind.SESSIONS:
@@ -119,7 +131,7 @@ class Preparer:
             for item_type, n in _dropped_counts(record).items():
                 batch.dropped[(project_id, item_type)] += n
 
-    def _normalized(self, record: SpoolRecord) -> Event:
+    def _normalized(self, record: SpoolRecord, config: ProjectConfig) -> Event:
         """normalize -> scrub -> symbolicate."""
         raw = _parse_object(record.payload)
         if record.normalized:
@@ -133,7 +145,7 @@ class Preparer:
             )
             _name_the_client(event, record)
         for stage in self._stages:
-            event = stage(event)
+            event = stage(event, config)
         if self._symbolicator is not None:  # after scrubbing, before grouping
             self._symbolicator.symbolicate(record.project_id, event)
         return event
@@ -148,6 +160,7 @@ class Preparer:
             project_id=project_id,
             event_id=event["event_id"],
             grouping_hash=group.hash,
+            fallback_hashes=group.fallback_hashes,
             grouping_version=group.version,
             fingerprint=orjson.dumps(group.components).decode(),
             title=summary.title,
@@ -161,6 +174,7 @@ class Preparer:
             environment=summary.environment,
             release=summary.release,
             user_key=summary.user_key,
+            tags=tuple(event_tags(event)),
             payload=self._payloads.encode(event),
         )
 
@@ -172,6 +186,21 @@ def _name_the_client(event: Event, record: SpoolRecord) -> None:
         sdk = sdk_from_client(client)
         if sdk is not None:
             event["sdk"] = sdk
+
+
+def read_records(raw: Sequence[bytes]) -> list[SpoolRecord | RecordError]:
+    """Each spool record decoded, or the error saying why it cannot be."""
+    out: list[SpoolRecord | RecordError] = []
+    for data in raw:
+        try:
+            out.append(SpoolRecord.decode(data))
+        except RecordError as e:
+            out.append(e)
+    return out
+
+
+def project_ids(records: Sequence[SpoolRecord | RecordError]) -> set[int]:
+    return {r.project_id for r in records if isinstance(r, SpoolRecord)}
 
 
 def _set_aside(batch: PreparedBatch, project_id: int | None, kind: str, reason: str) -> None:

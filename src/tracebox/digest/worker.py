@@ -10,12 +10,14 @@ from sqlalchemy import Connection
 from sqlalchemy.exc import SQLAlchemyError
 
 from tracebox.config import Settings
-from tracebox.digest.prepare import PreparedBatch, Preparer
+from tracebox.digest.config import ConfigCache
+from tracebox.digest.prepare import PreparedBatch, Preparer, project_ids, read_records
 from tracebox.logcondition import LoggedCondition, first_line
 from tracebox.metrics import Metrics
 from tracebox.spool import Batch, SpoolReader
 from tracebox.store import Database
 from tracebox.store import digest as store_digest
+from tracebox.store.error_hashes import ErrorIdCache
 from tracebox.symbolication import MapCache, StoreArtifacts, Symbolicator
 
 log = logging.getLogger("tracebox.digest")
@@ -51,6 +53,8 @@ class DigestWorker:
         self.batch_size = batch_size
         self.symbolicator = Symbolicator(StoreArtifacts(db), MapCache(symbolication_cache_bytes))
         self.preparer = Preparer(symbolicator=self.symbolicator)
+        self.configs = ConfigCache()
+        self.error_ids = ErrorIdCache()
         self.stats = DigestStats()
 
     def run_once(self) -> int:
@@ -86,7 +90,10 @@ class DigestWorker:
 
     def _commit(self, batch: Batch) -> store_digest.BatchResult:
         """Write a batch and its new spool positions in one transaction."""
-        prepared = self.preparer.prepare(batch.records)
+        records = read_records(batch.records)
+        with self.db.read() as conn:
+            configs = self.configs.load(conn, project_ids(records))
+        prepared = self.preparer.prepare(records, configs)
         with self.db.write() as conn:
             result = self._write(conn, prepared)
             store_digest.save_cursors(conn, batch.positions)
@@ -120,7 +127,7 @@ class DigestWorker:
             store_digest.save_cursors(conn, one.positions)
 
     def _write(self, conn: Connection, prepared: PreparedBatch) -> store_digest.BatchResult:
-        result = store_digest.write_events(conn, prepared.events)
+        result = store_digest.write_events(conn, prepared.events, self.error_ids)
         for project_id, updates in prepared.sessions.items():
             store_digest.write_sessions(conn, project_id, updates)
         for project_id, aggregates in prepared.aggregates.items():

@@ -51,6 +51,7 @@ class Grouping:
     hash: str
     version: str
     components: list[str] = field(hash=False)
+    fallback_hashes: tuple[str, ...] = ()
 
 
 def calculate(event: Mapping[str, Any]) -> Grouping:

@@ -3,6 +3,13 @@
 Contract: applying a batch twice changes nothing the second time for events (unique
 ``(project_id, event_id)``; counters add only rows really inserted), and the caller
 commits the spool cursors in the same transaction, so no record is applied twice.
+
+Set-based: each table gets one statement per batch (a multi-row insert or an
+executemany), never one per event, and no query runs per event. Rows are written in key
+order, and the errors of a batch are locked in id order before they are updated, so two
+digests on one PostgreSQL (two nodes) take shared rows (errors, hourly counts, tags) in
+the same order and cannot deadlock; the statements touching those shared rows come last,
+right before the commit, to hold their locks briefly.
 """
 
 from __future__ import annotations
@@ -14,23 +21,22 @@ from typing import Any
 
 from sqlalchemy import (
     Connection,
-    Float,
-    String,
     and_,
-    bindparam,
     case,
     func,
     or_,
     select,
-    tuple_,
 )
 
+from tracebox.store.bulk import RowsInsert, rows_matching
 from tracebox.store.dialect import insert
+from tracebox.store.digest_errors import assign_errors, update_errors
+from tracebox.store.error_hashes import ErrorIdCache
 from tracebox.store.tables import (
     dropped_items,
     error_hourly,
+    error_tags,
     error_users,
-    errors,
     events,
     projects,
     session_aggregates,
@@ -60,139 +66,167 @@ class PreparedEvent:
     release: str | None
     user_key: str | None
     payload: bytes  # compressed normalized event
+    # Hashes of older grouping versions, tried in order when ``grouping_hash`` is unknown.
+    fallback_hashes: tuple[str, ...] = ()
+    tags: tuple[tuple[str, str], ...] = ()  # counted in error_tags (protocol.tags)
+
+
+@dataclass(frozen=True)
+class ErrorEvent:
+    """An error a batch created or reopened, and the event of the batch that did it."""
+
+    error_id: int
+    project_id: int
+    event_id: str
+
+
+@dataclass(frozen=True)
+class ErrorCounts:
+    """What a batch added to one error."""
+
+    events: int  # events stored
+    new_users: int  # users the error had not seen before
 
 
 @dataclass
 class BatchResult:
     events_inserted: int = 0
     events_duplicate: int = 0
-    errors_created: int = 0
-    errors_regressed: int = 0
+    created: list[ErrorEvent] = field(default_factory=list)
+    regressed: list[ErrorEvent] = field(default_factory=list)  # resolved, reopened
+    counts: dict[int, ErrorCounts] = field(default_factory=dict)  # per error id
     invalid: dict[str, int] = field(default_factory=dict)  # records set aside, by reason
 
+    @property
+    def errors_created(self) -> int:
+        return len(self.created)
 
-def write_events(conn: Connection, prepared: Sequence[PreparedEvent]) -> BatchResult:
-    """Group, insert and count a batch of events. Call inside a write transaction."""
-    result = BatchResult()
+    @property
+    def errors_regressed(self) -> int:
+        return len(self.regressed)
+
+
+def write_events(
+    conn: Connection, prepared: Sequence[PreparedEvent], cache: ErrorIdCache | None = None
+) -> BatchResult:
+    """Group, insert and count a batch of events. Call inside a write transaction.
+
+    ``cache`` is the digest process's cache of hash -> error id (a fresh one if None).
+    """
+    result = BatchResult(events_duplicate=len(prepared))
     unique = list({(e.project_id, e.event_id): e for e in prepared}.values())
-    if not unique:
+    batch = _not_stored(conn, unique)
+    if not batch:
         return result
-    error_ids, result.errors_created = _ensure_errors(conn, unique)
-    inserted = _insert_events(conn, unique, error_ids)
-    result.events_inserted = len(inserted)
-    result.events_duplicate = len(prepared) - len(inserted)
-    if inserted:
-        by_error: dict[int, list[PreparedEvent]] = defaultdict(list)
-        for e in inserted:
-            by_error[error_ids[(e.project_id, e.grouping_hash)]].append(e)
-        new_users = _insert_users(conn, by_error)
-        _add_hourly(conn, by_error)
-        result.errors_regressed = _update_errors(conn, by_error, new_users)
+    cache = cache if cache is not None else ErrorIdCache()
+    cache.refresh(conn, {e.project_id for e in batch})
+    error_ids, created = assign_errors(conn, batch, cache)
+    by_error: dict[int, list[PreparedEvent]] = defaultdict(list)
+    for e in _insert_events(conn, batch, error_ids):
+        by_error[error_ids[e.project_id, e.event_id]].append(e)
+    inserted = sum(len(evs) for evs in by_error.values())
+    result.events_inserted, result.events_duplicate = inserted, len(prepared) - inserted
+    if not by_error:
+        return result
+    new_users = _insert_users(conn, by_error)
+    _add_hourly(conn, by_error)
+    _add_tags(conn, by_error)
+    resolved = update_errors(conn, by_error, new_users)
+    result.created = [_first(i, by_error[i]) for i in sorted(created) if i in by_error]
+    result.regressed = [_first(i, by_error[i]) for i in resolved]
+    result.counts = {
+        i: ErrorCounts(len(evs), new_users.get(i, 0)) for i, evs in sorted(by_error.items())
+    }
     return result
 
 
-def _ensure_errors(
-    conn: Connection, batch: Sequence[PreparedEvent]
-) -> tuple[dict[tuple[int, str], int], int]:
-    """Create missing errors (counts 0; updated below) and map (project, hash) -> error id."""
-    first: dict[tuple[int, str], PreparedEvent] = {}
-    for e in sorted(batch, key=lambda e: e.timestamp):
-        first.setdefault((e.project_id, e.grouping_hash), e)
-    keys = list(first)
-    existing = _error_ids(conn, keys)
-    missing = [first[k] for k in keys if k not in existing]
-    if missing:
-        rows = [_new_error_row(e) for e in missing]
-        stmt = insert(conn, errors).on_conflict_do_nothing(
-            index_elements=["project_id", "grouping_hash"]
-        )
-        conn.execute(stmt, rows)
-        existing = _error_ids(conn, keys)
-    return existing, len(missing)
+def _first(error_id: int, batch: list[PreparedEvent]) -> ErrorEvent:
+    return ErrorEvent(error_id, batch[0].project_id, batch[0].event_id)
 
 
-def _error_ids(conn: Connection, keys: list[tuple[int, str]]) -> dict[tuple[int, str], int]:
-    found: dict[tuple[int, str], int] = {}
-    for chunk in _chunks(keys, 400):
-        query = select(errors.c.project_id, errors.c.grouping_hash, errors.c.id).where(
-            tuple_(errors.c.project_id, errors.c.grouping_hash).in_(chunk)
-        )
-        for project_id, grouping_hash, error_id in conn.execute(query):
-            found[(project_id, grouping_hash)] = error_id
-    return found
+def _not_stored(conn: Connection, batch: list[PreparedEvent]) -> list[PreparedEvent]:
+    """The events of ``batch`` not in the events table yet."""
+    keys = sorted((e.project_id, e.event_id) for e in batch)
+    pair = (events.c.project_id, events.c.event_id)
+    stored = {(p, i) for p, i in rows_matching(conn, pair, keys)}
+    return [e for e in batch if (e.project_id, e.event_id) not in stored]
 
 
-def _new_error_row(e: PreparedEvent) -> dict[str, Any]:
-    return {
-        "project_id": e.project_id,
-        "grouping_hash": e.grouping_hash,
-        "grouping_version": e.grouping_version,
-        "fingerprint": e.fingerprint,
-        "title": e.title,
-        "type": e.type,
-        "value": e.value,
-        "culprit": e.culprit,
-        "platform": e.platform,
-        "level": e.level,
-        "status": "unresolved",
-        "regressed": False,
-        "first_seen": e.timestamp,
-        "last_seen": e.timestamp,
-        "first_release": e.release,
-        "last_release": e.release,
-        "events_count": 0,
-        "users_count": 0,
-        "last_event_id": e.event_id,
-    }
+_EVENT_COLUMNS = (  # in the table's order: the rows go to sqlite3 as they are
+    "project_id",
+    "error_id",
+    "event_id",
+    "timestamp",
+    "received_at",
+    "level",
+    "environment",
+    "release",
+    "user_key",
+    "payload",
+)
+_INSERT_EVENTS = RowsInsert(
+    events, _EVENT_COLUMNS, ("project_id", "event_id"), returning=("project_id", "event_id")
+)
+_INSERT_USERS = RowsInsert(
+    error_users,
+    ("error_id", "user_key"),
+    ("error_id", "user_key"),
+    returning=("error_id", "user_key"),
+)
+_ADD_HOURLY = RowsInsert(
+    error_hourly,
+    ("error_id", "hour", "count"),
+    ("error_id", "hour"),
+    update=lambda excluded: {"count": error_hourly.c.count + excluded.count},
+)
+_ADD_TAGS = RowsInsert(
+    error_tags,
+    ("project_id", "error_id", "key", "value", "count", "last_seen"),
+    ("error_id", "key", "value"),
+    update=lambda excluded: {
+        "count": error_tags.c.count + excluded.count,
+        "last_seen": case(
+            (excluded.last_seen > error_tags.c.last_seen, excluded.last_seen),
+            else_=error_tags.c.last_seen,
+        ),
+    },
+)
 
 
 def _insert_events(
-    conn: Connection, batch: Sequence[PreparedEvent], error_ids: Mapping[tuple[int, str], int]
+    conn: Connection, batch: list[PreparedEvent], error_ids: Mapping[tuple[int, str], int]
 ) -> list[PreparedEvent]:
-    """Insert events that are new; return exactly those (duplicates are skipped)."""
-    rows = [
-        {
-            "project_id": e.project_id,
-            "error_id": error_ids[(e.project_id, e.grouping_hash)],
-            "event_id": e.event_id,
-            "timestamp": e.timestamp,
-            "received_at": e.received,
-            "level": e.level,
-            "environment": e.environment,
-            "release": e.release,
-            "user_key": e.user_key,
-            "payload": e.payload,
-        }
-        for e in batch
-    ]
-    stmt = (
-        insert(conn, events)
-        .on_conflict_do_nothing(index_elements=["project_id", "event_id"])
-        .returning(events.c.project_id, events.c.event_id, sort_by_parameter_order=True)
+    """Insert the batch (found not stored yet); return the events really inserted, in
+    batch order."""
+    rows = sorted(
+        (
+            (
+                e.project_id,
+                error_ids[(e.project_id, e.event_id)],
+                e.event_id,
+                e.timestamp,
+                e.received,
+                e.level,
+                e.environment,
+                e.release,
+                e.user_key,
+                e.payload,
+            )
+            for e in batch
+        ),
+        key=lambda row: (row[0], row[2]),  # (project_id, event_id): the unique key
     )
-    done = {(p, ev) for p, ev in conn.execute(stmt, rows)}
+    done = _INSERT_EVENTS.insert_new(conn, rows, known_new=True)
     return [e for e in batch if (e.project_id, e.event_id) in done]
 
 
 def _insert_users(conn: Connection, by_error: Mapping[int, list[PreparedEvent]]) -> dict[int, int]:
     """Record distinct users per error; return how many were new per error."""
-    rows = list(
-        {
-            (error_id, e.user_key)
-            for error_id, batch in by_error.items()
-            for e in batch
-            if e.user_key
-        }
-    )
-    if not rows:
-        return {}
-    stmt = (
-        insert(conn, error_users)
-        .on_conflict_do_nothing(index_elements=["error_id", "user_key"])
-        .returning(error_users.c.error_id, sort_by_parameter_order=True)
+    pairs = sorted(
+        {(error_id, e.user_key) for error_id, b in by_error.items() for e in b if e.user_key}
     )
     counts: dict[int, int] = defaultdict(int)
-    for (error_id,) in conn.execute(stmt, [{"error_id": e, "user_key": u} for e, u in rows]):
+    for error_id, _ in _INSERT_USERS.insert_new(conn, pairs):
         counts[error_id] += 1
     return counts
 
@@ -202,81 +236,43 @@ def _add_hourly(conn: Connection, by_error: Mapping[int, list[PreparedEvent]]) -
     for error_id, batch in by_error.items():
         for e in batch:
             counts[(error_id, int(e.timestamp // 3600))] += 1
-    stmt = insert(conn, error_hourly)
-    stmt = stmt.on_conflict_do_update(
-        index_elements=["error_id", "hour"],
-        set_={"count": error_hourly.c.count + stmt.excluded.count},
-    )
-    conn.execute(stmt, [{"error_id": e, "hour": h, "count": n} for (e, h), n in counts.items()])
+    _ADD_HOURLY.execute(conn, [(e, h, n) for (e, h), n in sorted(counts.items())])
 
 
-def _update_errors(
-    conn: Connection, by_error: Mapping[int, list[PreparedEvent]], new_users: Mapping[int, int]
-) -> int:
-    """Add counts, move last_seen, reopen resolved errors (regression). Returns regressions."""
-    ids = list(by_error)
-    resolved = {
-        row[0]
-        for chunk in _chunks(ids, 400)
-        for row in conn.execute(
-            select(errors.c.id).where(errors.c.id.in_(chunk), errors.c.status == "resolved")
-        )
-    }
-    params = []
+def _add_tags(conn: Connection, by_error: Mapping[int, list[PreparedEvent]]) -> None:
+    """Count each event's tags on its error (the details page's top tags, search)."""
+    counts: dict[tuple[int, str, str], list[Any]] = {}
     for error_id, batch in by_error.items():
-        latest = max(batch, key=lambda e: e.timestamp)
-        params.append(
-            {
-                "b_id": error_id,
-                "b_n": len(batch),
-                "b_users": new_users.get(error_id, 0),
-                "b_first": min(e.timestamp for e in batch),
-                "b_last": latest.timestamp,
-                "b_release": latest.release,
-                "b_event": latest.event_id,
-                "b_title": latest.title,
-                "b_value": latest.value,
-                "b_culprit": latest.culprit,
-                "b_level": latest.level,
-            }
-        )
-    # Typed bind parameters: PostgreSQL cannot infer a type for "$n IS NOT NULL" alone.
-    b_last, b_first = bindparam("b_last", type_=Float), bindparam("b_first", type_=Float)
-    b_release = bindparam("b_release", type_=String)
-    newer = b_last >= errors.c.last_seen
-    stmt = (
-        errors.update()
-        .where(errors.c.id == bindparam("b_id"))
-        .values(
-            events_count=errors.c.events_count + bindparam("b_n"),
-            users_count=errors.c.users_count + bindparam("b_users"),
-            first_seen=case(
-                (b_first < errors.c.first_seen, b_first),
-                else_=errors.c.first_seen,
-            ),
-            last_seen=case((newer, b_last), else_=errors.c.last_seen),
-            last_release=case(
-                (and_(newer, b_release.is_not(None)), b_release),
-                else_=errors.c.last_release,
-            ),
-            last_event_id=case((newer, bindparam("b_event")), else_=errors.c.last_event_id),
-            title=case((newer, bindparam("b_title")), else_=errors.c.title),
-            value=case((newer, bindparam("b_value")), else_=errors.c.value),
-            culprit=case((newer, bindparam("b_culprit")), else_=errors.c.culprit),
-            level=case((newer, bindparam("b_level")), else_=errors.c.level),
-            regressed=case((errors.c.status == "resolved", True), else_=errors.c.regressed),
-            status=case((errors.c.status == "resolved", "unresolved"), else_=errors.c.status),
-        )
-    )
-    conn.execute(stmt, params)
-    return len(resolved)
+        for e in batch:
+            for key, value in e.tags:
+                entry = counts.setdefault((error_id, key, value), [e.project_id, 0, e.timestamp])
+                entry[1] += 1
+                entry[2] = max(entry[2], e.timestamp)
+    rows = [(p, e, k, v, n, t) for (e, k, v), (p, n, t) in sorted(counts.items())]
+    _ADD_TAGS.execute(conn, rows)
 
 
 def write_sessions(conn: Connection, project_id: int, updates: Iterable[Mapping[str, Any]]) -> None:
-    """Upsert session updates by sid, keeping the highest seq; a terminal state sticks."""
-    rows = [{"project_id": project_id, **_session_row(u)} for u in updates]
-    if not rows:
-        return
+    """Upsert session updates by sid, keeping the highest seq; a terminal state sticks.
+
+    Several updates of one session (its start and its end often share a batch) are
+    applied in their order, as one by one: the n-th update of every session goes in the
+    n-th statement (PostgreSQL refuses to upsert one row twice in one statement).
+    """
+    rounds: list[list[dict[str, Any]]] = []
+    seen: dict[str, int] = defaultdict(int)
+    for u in updates:
+        row = {"project_id": project_id, **_session_row(u)}
+        n = seen[row["sid"]]
+        seen[row["sid"]] += 1
+        if n == len(rounds):
+            rounds.append([])
+        rounds[n].append(row)
+    for rows in rounds:
+        conn.execute(_upsert_sessions(conn), sorted(rows, key=lambda row: row["sid"]))
+
+
+def _upsert_sessions(conn: Connection) -> Any:
     stmt = insert(conn, sessions)
     ex = stmt.excluded
     # Not IN (...): an expanding parameter cannot run as executemany.
@@ -288,7 +284,7 @@ def write_sessions(conn: Connection, project_id: int, updates: Iterable[Mapping[
         set_={**{c: getattr(ex, c) for c in changed}, "did": func.coalesce(ex.did, sessions.c.did)},
         where=and_(ex.seq >= sessions.c.seq, ~terminal),
     )
-    conn.execute(stmt, rows)
+    return stmt
 
 
 def _session_row(u: Mapping[str, Any]) -> dict[str, Any]:
@@ -316,7 +312,7 @@ def add_dropped(conn: Connection, counts: Mapping[tuple[int, str], int]) -> None
         index_elements=["project_id", "item_type"],
         set_={"count": dropped_items.c.count + stmt.excluded.count},
     )
-    rows = [{"project_id": p, "item_type": t, "count": n} for (p, t), n in counts.items()]
+    rows = [{"project_id": p, "item_type": t, "count": n} for (p, t), n in sorted(counts.items())]
     conn.execute(stmt, rows)
 
 

@@ -12,10 +12,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-from sqlalchemy import ColumnElement, Connection, Row, Select, literal, or_, select, tuple_
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Row,
+    Select,
+    func,
+    literal,
+    or_,
+    select,
+    tuple_,
+)
 
 from tracebox.store import payloads
-from tracebox.store.tables import error_hourly, errors, events
+from tracebox.store.tables import error_hourly, error_tags, errors, events
 
 AnyRow: TypeAlias = Row[*tuple[Any, ...]]
 
@@ -180,3 +190,42 @@ def get_event(conn: Connection, error_id: int, event_id: str) -> EventRow | None
     )
     row = conn.execute(query).first()
     return _event(row) if row else None
+
+
+@dataclass(frozen=True)
+class TagCounts:
+    key: str
+    total: int  # events of the error that have this key
+    top_values: list[tuple[str, int]]  # (value, events), most frequent first
+
+
+def top_tags(conn: Connection, error_id: int, *, keys: int, values: int) -> list[TagCounts]:
+    """The error's ``keys`` most frequent tag keys with their ``values`` most frequent
+    values, over all its events (``error_tags``, counted by the digest): two queries on
+    the error's rows of the primary key."""
+    t = error_tags
+    total = func.sum(t.c.count)
+    totals = conn.execute(
+        select(t.c.key, total)
+        .where(t.c.error_id == error_id)
+        .group_by(t.c.key)
+        .order_by(total.desc(), t.c.key)
+        .limit(keys)
+    ).all()
+    if not totals:
+        return []
+    rank = func.row_number().over(partition_by=t.c.key, order_by=(t.c.count.desc(), t.c.value))
+    ranked = (
+        select(t.c.key, t.c.value, t.c.count, rank.label("rank"))
+        .where(t.c.error_id == error_id, t.c.key.in_([key for key, _ in totals]))
+        .subquery()
+    )
+    top: dict[str, list[tuple[str, int]]] = defaultdict(list)
+    query = (
+        select(ranked.c.key, ranked.c.value, ranked.c.count)
+        .where(ranked.c.rank <= values)
+        .order_by(ranked.c.key, ranked.c.rank)
+    )
+    for key, value, count in conn.execute(query):
+        top[key].append((value, int(count)))
+    return [TagCounts(key, int(n), top[key]) for key, n in totals]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from sqlalchemy import Connection, Row, select
@@ -42,6 +43,27 @@ def get(conn: Connection, project_id: int) -> Project | None:
 def get_by_path(conn: Connection, path: str) -> Project | None:
     row = conn.execute(select(projects).where(projects.c.path == path)).first()
     return _project(row) if row else None
+
+
+def bump_config(conn: Connection, project_id: int) -> None:
+    """Say that a setting the digest or ingest reads changed (call it in the transaction
+    that changes it): every node's digest reloads the project's configuration before its
+    next batch (digest/config.py)."""
+    conn.execute(
+        projects.update()
+        .where(projects.c.id == project_id)
+        .values(config_version=projects.c.config_version + 1)
+    )
+
+
+def config_versions(conn: Connection, project_ids: Collection[int]) -> dict[int, int]:
+    """``projects.config_version`` of each project that exists among ``project_ids``."""
+    if not project_ids:
+        return {}
+    query = select(projects.c.id, projects.c.config_version).where(
+        projects.c.id.in_(sorted(project_ids))
+    )
+    return {int(pid): int(version) for pid, version in conn.execute(query)}
 
 
 def list_all(conn: Connection) -> list[Project]:

@@ -66,6 +66,12 @@ projects = Table(
     Column("description", Text, nullable=False, default=""),
     Column("monitor_access_level", String(16), nullable=False, default="enabled"),
     Column("created_at", Float, nullable=False),
+    # Bumped (store.projects.bump_config) when a setting the digest or ingest reads
+    # changes: the digest reloads a project's configuration when it moves.
+    Column("config_version", BigInteger, nullable=False, default=0, server_default="0"),
+    # Bumped (store.error_hashes.bump_epoch) when errors are deleted, merged or their
+    # hashes re-pointed: the digests' caches of hash -> error id are dropped when it moves.
+    Column("grouping_epoch", BigInteger, nullable=False, default=0, server_default="0"),
 )
 
 project_members = Table(
@@ -158,6 +164,33 @@ events = Table(
     UniqueConstraint("project_id", "event_id", name="uq_events_project_event"),
     # events of an error, newest first (details page, events API, older/newer steps)
     Index("ix_events_error_time", "error_id", "timestamp", "id"),
+)
+
+# Grouping hash -> error: every hash an error answers to (the one it was created with,
+# hashes of newer grouping versions that found it through a fallback hash, and, with
+# merges, the hashes of the errors merged into it). The digest looks hashes up here.
+error_hashes = Table(
+    "error_hashes",
+    metadata,
+    Column("project_id", Id, ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True),
+    Column("hash", String(32), primary_key=True),
+    Column("error_id", Id, ForeignKey("errors.id", ondelete="CASCADE"), nullable=False),
+    # "the hashes of an error": merge, unmerge, and the cascade when an error is deleted
+    Index("ix_error_hashes_error", "error_id"),
+)
+
+# Tag values counted per error by the digest: the SDK's tags and the derived keys of
+# protocol.tags (level, environment, release, user.*, browser, os, url).
+error_tags = Table(
+    "error_tags",
+    metadata,
+    Column("project_id", Id, ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
+    # the primary key serves "the tags of an error" (details page) and the digest's upsert
+    Column("error_id", Id, ForeignKey("errors.id", ondelete="CASCADE"), primary_key=True),
+    Column("key", String(200), primary_key=True),
+    Column("value", String(200), primary_key=True),
+    Column("count", BigInteger, nullable=False),
+    Column("last_seen", Float, nullable=False),
 )
 
 # Distinct users per error: users_count counts only rows really inserted.

@@ -15,7 +15,7 @@ from tracebox.models import ErrorStatus
 from tracebox.store import Database, errors_read, releases
 from tracebox.store.errors_read import Edge, ErrorRow, EventRow
 from tracebox.tracking import cursor as cursors
-from tracebox.tracking.events import tags, to_event
+from tracebox.tracking.events import to_event
 from tracebox.tracking.models import (
     Bucket,
     ErrorDetails,
@@ -31,7 +31,6 @@ from tracebox.tracking.models import (
 
 HOURS_IN_TIMELINE = 24
 DAYS_IN_CHART = 30
-TAG_SAMPLE_EVENTS = 100  # top tags are counted over this many of the latest events
 TOP_TAG_KEYS = 20
 TOP_TAG_VALUES = 5
 
@@ -76,15 +75,14 @@ class IntegratedSource:
             row = self._error(conn, error_id)
             summary = self._summaries(conn, [row])[0]
             daily = self._daily(conn, error_id)
-            recent = errors_read.list_events(
-                conn, error_id, after=None, before=None, limit=TAG_SAMPLE_EVENTS
-            )
+            recent = errors_read.list_events(conn, error_id, after=None, before=None, limit=1)
+            tags = errors_read.top_tags(conn, error_id, keys=TOP_TAG_KEYS, values=TOP_TAG_VALUES)
         latest = self._event(row, recent[0]) if recent else None
         return ErrorDetails(
             error=summary,
             first_release=row.first_release,
             last_release=row.last_release,
-            tags=_top_tags(recent),
+            tags=[_tag_summary(t) for t in tags],
             daily=daily,
             latest_event=latest,
         )
@@ -244,23 +242,5 @@ def _percent_free(bad: int, total: int) -> float | None:
     return round(100.0 * (1 - bad / total), 4) if total else None
 
 
-def _top_tags(recent: list[EventRow]) -> list[TagSummary]:
-    counts: dict[str, Counter[str]] = {}
-    for e in recent:
-        pairs = [("level", e.level), ("environment", e.environment), ("release", e.release)]
-        for key, value in [*pairs, *_payload_tags(e)]:
-            if value:
-                counts.setdefault(key, Counter())[value] += 1
-    ranked = sorted(counts.items(), key=lambda kv: (-sum(kv[1].values()), kv[0]))
-    return [
-        TagSummary(
-            key=key,
-            total=sum(values.values()),
-            top_values=[TagValue(v, n) for v, n in values.most_common(TOP_TAG_VALUES)],
-        )
-        for key, values in ranked[:TOP_TAG_KEYS]
-    ]
-
-
-def _payload_tags(e: EventRow) -> list[tuple[str, str]]:
-    return tags(e.payload)
+def _tag_summary(t: errors_read.TagCounts) -> TagSummary:
+    return TagSummary(t.key, t.total, [TagValue(v, n) for v, n in t.top_values])

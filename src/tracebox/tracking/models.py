@@ -162,7 +162,7 @@ class ErrorDetails:
     error: ErrorSummary
     first_release: str | None
     last_release: str | None
-    tags: list[TagSummary]  # over the latest events (see IntegratedSource)
+    tags: list[TagSummary]  # over all of the error's events (error_tags)
     daily: list[Bucket]  # 30 daily counts, oldest first, ending today (UTC)
     latest_event: Event | None
 

@@ -1,0 +1,141 @@
+"""Set-based helpers for the digest's batch writes: look many keys up at once, and write
+many rows with one statement per batch on both databases.
+
+``RowsInsert`` is an ``INSERT ... ON CONFLICT`` of many rows. On SQLite it is one
+``executemany`` of a statement compiled once, handed to the driver as tuples (sqlite3
+runs the loop in C; SQLAlchemy's per-row parameter processing cost more than the
+inserts). On PostgreSQL it is one ``INSERT ... SELECT FROM unnest(arrays)``: one
+statement parsed and planned once per batch, whatever its number of rows, instead of
+one execution per row (or a statement with tens of thousands of parameters).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import cached_property
+from typing import Any
+
+from sqlalchemy import Column, Connection, Table, bindparam, func, select, tuple_
+from sqlalchemy.dialects import postgresql, sqlite
+
+CHUNK = 400  # keys per IN (...) query: 800 parameters for pairs, well within limits
+
+# The SET clause of ON CONFLICT DO UPDATE, from the statement's ``excluded`` row.
+Update = Callable[[Any], dict[str, Any]]
+
+
+def rows_matching(
+    conn: Connection,
+    key: tuple[Column[Any], Column[Any]],
+    keys: Sequence[tuple[Any, Any]],
+    *columns: Column[Any],
+) -> list[tuple[Any, ...]]:
+    """``key`` and ``columns`` of the rows whose ``key`` pair is one of ``keys``."""
+    found: list[tuple[Any, ...]] = []
+    for start in range(0, len(keys), CHUNK):
+        query = select(*key, *columns).where(tuple_(*key).in_(keys[start : start + CHUNK]))
+        found += [tuple(row) for row in conn.execute(query)]
+    return found
+
+
+class SqliteStatement:
+    """A statement compiled once for sqlite3 and run with ``executemany`` on tuples,
+    each row's values in ``names`` order (the statement's own literals filled in)."""
+
+    def __init__(self, stmt: Any, names: Sequence[str], column_keys: Sequence[str] = ()) -> None:
+        compiled = stmt.compile(dialect=sqlite.dialect(), column_keys=list(column_keys) or None)
+        self.sql: str = compiled.string
+        self._slots: list[tuple[int, Any]] = []  # (index in the row, or -1 and a constant)
+        for name in compiled.positiontup or ():
+            if name in names:
+                self._slots.append((names.index(name), None))
+            else:
+                self._slots.append((-1, compiled.params[name]))
+        self._as_is = self._slots == [(i, None) for i in range(len(names))]
+
+    def executemany(self, conn: Connection, rows: Sequence[tuple[Any, ...]]) -> None:
+        if self._as_is:
+            params: list[tuple[Any, ...]] = list(rows)
+        else:
+            slots = self._slots
+            params = [tuple(row[i] if i >= 0 else c for i, c in slots) for row in rows]
+        conn.exec_driver_sql(self.sql, params)
+
+
+class RowsInsert:
+    """``INSERT INTO table (columns) ... ON CONFLICT (key) DO NOTHING`` (or ``DO UPDATE
+    SET update(excluded)``), optionally ``RETURNING returning`` (PostgreSQL only).
+
+    Rows are tuples in ``columns`` order; pass them sorted by ``key`` (so two writers
+    lock keys in one order) and without two rows of one key.
+    """
+
+    def __init__(
+        self,
+        table: Table,
+        columns: Sequence[str],
+        key: Sequence[str],
+        update: Update | None = None,
+        returning: Sequence[str] = (),
+    ) -> None:
+        self.table = table
+        self.columns = tuple(columns)
+        self.key = tuple(key)
+        self.update = update
+        self.returning = tuple(returning)
+
+    def execute(self, conn: Connection, rows: Sequence[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+        """Write ``rows``; the ``returning`` columns of the rows inserted (PostgreSQL)."""
+        if not rows:
+            return []
+        if conn.dialect.name == "postgresql":
+            values = zip(*rows, strict=True)
+            arrays = {f"a_{c}": list(v) for c, v in zip(self.columns, values, strict=True)}
+            result = conn.execute(self._postgresql, arrays)
+            return [tuple(r) for r in result] if self.returning else []
+        self._sqlite.executemany(conn, rows)
+        return []
+
+    def insert_new(
+        self, conn: Connection, rows: Sequence[tuple[Any, ...]], *, known_new: bool = False
+    ) -> set[tuple[Any, ...]]:
+        """Insert the rows whose key is not taken yet; return the keys inserted (needs
+        ``returning`` = ``key``). On SQLite the write transaction holds the database
+        lock, so the rows found absent (or ``known_new``) are exactly those inserted; on
+        PostgreSQL another node may insert a key meanwhile, so the insert reports."""
+        if conn.dialect.name == "postgresql":
+            return set(self.execute(conn, rows))
+        at = [self.columns.index(k) for k in self.key]
+        keys = [tuple(row[i] for i in at) for row in rows]
+        taken: set[tuple[Any, ...]] = set()
+        if not known_new and keys:
+            pair = (self.table.c[self.key[0]], self.table.c[self.key[1]])
+            taken = set(rows_matching(conn, pair, keys))
+        self.execute(conn, [r for r, k in zip(rows, keys, strict=True) if k not in taken])
+        return set(keys) - taken
+
+    @cached_property
+    def _postgresql(self) -> Any:
+        arrays = [
+            bindparam(f"a_{c}", type_=postgresql.ARRAY(self.table.c[c].type)) for c in self.columns
+        ]
+        source = func.unnest(*arrays).table_valued(*self.columns).render_derived()
+        stmt = postgresql.insert(self.table).from_select(
+            list(self.columns), select(*(source.c[c] for c in self.columns))
+        )
+        stmt = self._on_conflict(stmt)
+        if self.returning:
+            stmt = stmt.returning(*(self.table.c[c] for c in self.returning))
+        return stmt
+
+    @cached_property
+    def _sqlite(self) -> SqliteStatement:
+        stmt = self._on_conflict(sqlite.insert(self.table))
+        return SqliteStatement(stmt, self.columns, column_keys=self.columns)
+
+    def _on_conflict(self, stmt: Any) -> Any:
+        if self.update is None:
+            return stmt.on_conflict_do_nothing(index_elements=list(self.key))
+        return stmt.on_conflict_do_update(
+            index_elements=list(self.key), set_=self.update(stmt.excluded)
+        )

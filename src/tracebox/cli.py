@@ -167,6 +167,7 @@ def _migrate(args: argparse.Namespace, settings: Settings) -> int:
 @_holding_data_dir
 def _digest(args: argparse.Namespace, settings: Settings) -> int:
     from tracebox import datadir
+    from tracebox.digest.sdkdata import SdkLimits
     from tracebox.digest.worker import DigestWorker
     from tracebox.server import run_digest
     from tracebox.spool import SpoolReader
@@ -178,6 +179,7 @@ def _digest(args: argparse.Namespace, settings: Settings) -> int:
             SpoolReader(settings.spool_dir),
             batch_size=settings.digest_batch_size,
             symbolication_cache_bytes=settings.symbolication_cache_bytes,
+            sdk_limits=SdkLimits.from_settings(settings),
         )
         print(f"digested {worker.drain()} records")
         return 0

@@ -54,6 +54,7 @@ def run_digest(settings: Settings, stop: threading.Event | None = None) -> None:
     threading.Thread(target=watch_parent, daemon=True).start()
     # Imported here, not at the top: prometheus_client picks its multiprocess mode at
     # import time, and serve() sets PROMETHEUS_MULTIPROC_DIR first.
+    from tracebox.digest.sdkdata import SdkLimits
     from tracebox.digest.worker import DigestWorker
     from tracebox.metrics import Metrics
     from tracebox.spool import SpoolReader
@@ -65,6 +66,7 @@ def run_digest(settings: Settings, stop: threading.Event | None = None) -> None:
         batch_size=settings.digest_batch_size,
         metrics=Metrics(),
         symbolication_cache_bytes=settings.symbolication_cache_bytes,
+        sdk_limits=SdkLimits.from_settings(settings),
     )
     try:
         worker.run_forever(

@@ -49,41 +49,42 @@ def test_dsn_rotation_walk(server: LiveServer) -> None:
     assert password_file.read_text().strip() in server.log()  # printed once, too
     created = cli(server.settings, "token", "create", "--user", "root", "--scope", "api")
     assert created["token"].startswith("tbpat-") and created["scopes"] == ["api"]
-    api = httpx.Client(
+    with httpx.Client(
         base_url=f"{server.url}/api/v4", headers={"PRIVATE-TOKEN": created["token"]}, timeout=10
-    )
-    assert api.post("/projects", json={"name": "Web", "path": "acme/web"}).status_code == 201
-    settings = api.put(
-        "/projects/acme%2Fweb/error_tracking/settings", json={"active": True, "integrated": True}
-    )
-    assert settings.status_code == 200, settings.text
-    [old] = api.get("/projects/acme%2Fweb/error_tracking/client_keys").json()
-    first = send_test_event(server.settings, old["sentry_dsn"])  # also warms the key cache
-    assert first.returncode == 0, first.stdout + first.stderr
+    ) as api:
+        assert api.post("/projects", json={"name": "Web", "path": "acme/web"}).status_code == 201
+        settings = api.put(
+            "/projects/acme%2Fweb/error_tracking/settings",
+            json={"active": True, "integrated": True},
+        )
+        assert settings.status_code == 200, settings.text
+        [old] = api.get("/projects/acme%2Fweb/error_tracking/client_keys").json()
+        first = send_test_event(server.settings, old["sentry_dsn"])  # also warms the key cache
+        assert first.returncode == 0, first.stdout + first.stderr
 
-    new = api.post("/projects/acme%2Fweb/error_tracking/client_keys")
-    assert new.status_code == 201, new.text
-    new_key = new.json()
-    assert set(new_key) >= {"id", "active", "public_key", "sentry_dsn"}
-    listed = api.get("/projects/acme%2Fweb/error_tracking/client_keys")
-    assert new_key["id"] in [k["id"] for k in listed.json()]
-    deleted = api.delete(f"/projects/acme%2Fweb/error_tracking/client_keys/{old['id']}")
-    assert deleted.status_code == 200, deleted.text
-    assert deleted.json()["public_key"] == old["public_key"]
+        new = api.post("/projects/acme%2Fweb/error_tracking/client_keys")
+        assert new.status_code == 201, new.text
+        new_key = new.json()
+        assert set(new_key) >= {"id", "active", "public_key", "sentry_dsn"}
+        listed = api.get("/projects/acme%2Fweb/error_tracking/client_keys")
+        assert new_key["id"] in [k["id"] for k in listed.json()]
+        deleted = api.delete(f"/projects/acme%2Fweb/error_tracking/client_keys/{old['id']}")
+        assert deleted.status_code == 200, deleted.text
+        assert deleted.json()["public_key"] == old["public_key"]
 
-    auth = {"X-Sentry-Auth": f"Sentry sentry_version=7, sentry_key={old['public_key']}"}
-    project_id = old["sentry_dsn"].rsplit("/", 1)[1]
-    refused = httpx.post(
-        f"{server.url}/api/{project_id}/store/", json={"message": "x"}, headers=auth
-    )
-    assert refused.status_code == 401, refused.text
-    assert send_test_event(server.settings, old["sentry_dsn"]).returncode == 1
-    accepted = send_test_event(server.settings, new_key["sentry_dsn"])
-    assert accepted.returncode == 0, accepted.stdout + accepted.stderr
-    assert "accepted" in accepted.stdout
+        auth = {"X-Sentry-Auth": f"Sentry sentry_version=7, sentry_key={old['public_key']}"}
+        project_id = old["sentry_dsn"].rsplit("/", 1)[1]
+        refused = httpx.post(
+            f"{server.url}/api/{project_id}/store/", json={"message": "x"}, headers=auth
+        )
+        assert refused.status_code == 401, refused.text
+        assert send_test_event(server.settings, old["sentry_dsn"]).returncode == 1
+        accepted = send_test_event(server.settings, new_key["sentry_dsn"])
+        assert accepted.returncode == 0, accepted.stdout + accepted.stderr
+        assert "accepted" in accepted.stdout
 
-    def both_events_stored() -> bool:
-        errors = api.get("/projects/acme%2Fweb/error_tracking/errors").json()
-        return bool(errors) and errors[0]["events_count"] == 2
+        def both_events_stored() -> bool:
+            errors = api.get("/projects/acme%2Fweb/error_tracking/errors").json()
+            return bool(errors) and errors[0]["events_count"] == 2
 
-    wait_for(both_events_stored)
+        wait_for(both_events_stored)

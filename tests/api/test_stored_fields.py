@@ -23,6 +23,7 @@ def test_v4_event_has_vars_mechanism_extra_and_handled(api: Api) -> None:
     token = api.token(owner)
     base = f"/api/v4/projects/{project.id}/error_tracking/errors"
     (error,) = api.call("GET", base, token).json()
+    assert error["unhandled"] is True
     event = api.call("GET", f"{base}/{error['id']}/events/latest", token).json()
     main = event["exceptions"][-1]
     assert main["stack_trace"][-1]["vars"] == {"quantity": "7", "password": "[Filtered]"}
@@ -41,6 +42,7 @@ def test_sentry_api_event_has_vars_mechanism_and_context(api: Api) -> None:
     api.events(project, rich_event())
     auth = {"Authorization": f"Bearer {api.token(owner)}"}
     (issue,) = api.client.get("/api/0/projects/acme/web/issues/", headers=auth).json()
+    assert issue["isUnhandled"] is True
     event = api.client.get(f"/api/0/issues/{issue['id']}/events/latest/", headers=auth).json()
     (entry,) = [e for e in event["entries"] if e["type"] == "exception"]
     main = entry["data"]["values"][-1]

@@ -71,8 +71,9 @@ def test_unhandled_mechanism_and_additional_data(ui: Ui, project: Project) -> No
     }
     ui.events(project, event)
     page = details_page(ui)
-    assert 'badge-strong" title="The latest event reached no handler' in page
     assert ">Unhandled</span>" in page
+    listing = ui.client.get("/acme/web/-/error_tracking").text
+    assert "title=\"An event's exception reached no handler" in listing
     assert 'badge-danger">unhandled</span> <span class="muted">mechanism</span>' in page
     assert '<span class="mono">excepthook</span>' in page
     assert "javascript:alert" not in page  # a help link only when it is a web address

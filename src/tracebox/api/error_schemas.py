@@ -44,6 +44,10 @@ class ErrorOut(BaseModel):
     platform: str
     level: str
     frequency: list[CountOut]  # 24 hourly counts, oldest first
+    unhandled: bool = Field(
+        description="An event's exception reached no handler in the application "
+        "(mechanism.handled false)"
+    )
 
     @classmethod
     def of(cls, e: ErrorSummary) -> ErrorOut:
@@ -66,6 +70,7 @@ def _summary_fields(e: ErrorSummary) -> dict[str, Any]:
         "platform": e.platform,
         "level": e.level,
         "frequency": [CountOut.of(b) for b in e.frequency],
+        "unhandled": e.unhandled,
     }
 
 

@@ -83,7 +83,7 @@ def issue(e: ErrorSummary, p: Project, external_url: str) -> Json:
         "hasSeen": False,
         "isBookmarked": False,
         "isSubscribed": False,
-        "isUnhandled": False,
+        "isUnhandled": e.unhandled,
         "subscriptionDetails": None,
         "shareId": None,
     }

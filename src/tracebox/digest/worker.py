@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections import Counter
 from dataclasses import dataclass
 
 from sqlalchemy import Connection
 from sqlalchemy.exc import SQLAlchemyError
 
 from tracebox.config import Settings
+from tracebox.digest import sdkdata
 from tracebox.digest.config import ConfigCache
 from tracebox.digest.prepare import PreparedBatch, Preparer, project_ids, read_records
 from tracebox.logcondition import LoggedCondition, first_line
@@ -46,8 +48,10 @@ class DigestWorker:
         batch_size: int,
         metrics: Metrics | None = None,
         symbolication_cache_bytes: int = DEFAULT_SYMBOLICATION_CACHE_BYTES,
+        sdk_limits: sdkdata.SdkLimits | None = None,
     ) -> None:
         self.db = db
+        self.sdk_limits = sdk_limits or sdkdata.SdkLimits()
         self.metrics = metrics
         self.reader = reader
         self.batch_size = batch_size
@@ -132,7 +136,8 @@ class DigestWorker:
             store_digest.write_sessions(conn, project_id, updates)
         for project_id, aggregates in prepared.aggregates.items():
             store_digest.write_session_aggregates(conn, project_id, aggregates)
-        store_digest.add_dropped(conn, prepared.dropped)
+        dropped = sdkdata.write(conn, prepared.sdk, self.sdk_limits)
+        store_digest.add_dropped(conn, Counter(prepared.dropped) + Counter(dropped))
         if prepared.invalid:
             log.warning("spool records set aside: %s", dict(prepared.invalid))
             result.invalid.update(prepared.invalid)

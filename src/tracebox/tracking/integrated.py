@@ -156,10 +156,13 @@ class IntegratedSource:
         """Rows plus their 24 hourly counts, fetched in one query for the whole page."""
         last = int(self._clock() // 3600)
         first = last - HOURS_IN_TIMELINE + 1
-        counts = errors_read.hourly_counts(
-            conn, [r.id for r in rows], first_hour=first, last_hour=last
-        )
-        return [_summary(r, counts.get(r.id, {}), first, last) for r in rows]
+        ids = [r.id for r in rows]
+        counts = errors_read.hourly_counts(conn, ids, first_hour=first, last_hour=last)
+        unhandled = errors_read.unhandled_errors(conn, ids)
+        return [
+            _summary(r, counts.get(r.id, {}), first, last, unhandled=r.id in unhandled)
+            for r in rows
+        ]
 
     def _daily(self, conn: Connection, error_id: int) -> builtins.list[Bucket]:
         today = int(self._clock() // 86400)
@@ -183,7 +186,9 @@ class IntegratedSource:
         )
 
 
-def _summary(row: ErrorRow, hours: dict[int, int], first: int, last: int) -> ErrorSummary:
+def _summary(
+    row: ErrorRow, hours: dict[int, int], first: int, last: int, *, unhandled: bool
+) -> ErrorSummary:
     return ErrorSummary(
         id=row.id,
         project_id=row.project_id,
@@ -200,6 +205,7 @@ def _summary(row: ErrorRow, hours: dict[int, int], first: int, last: int) -> Err
         level=row.level,
         frequency=[Bucket(float(h * 3600), hours.get(h, 0)) for h in range(first, last + 1)],
         regressed=bool(row.regressed),
+        unhandled=unhandled,
     )
 
 

@@ -50,6 +50,7 @@ class ErrorSummary:
     level: str
     frequency: list[Bucket]  # 24 hourly counts, oldest first, ending with the current hour
     regressed: bool = False  # reopened by a new event after it was resolved
+    unhandled: bool = False  # an event's exception reached no handler in the application
 
 
 @dataclass(frozen=True)

@@ -83,6 +83,7 @@ def summary(issue: Any, project_id: int) -> ErrorSummary:
         platform=str(issue.get("platform") or ""),
         level=str(issue.get("level") or "error"),
         frequency=_buckets(issue.get("stats")),
+        unhandled=issue.get("isUnhandled") is True,
     )
 
 

@@ -25,6 +25,7 @@ from tracebox.ui import (
     routes_errors,
     routes_members,
     routes_projects,
+    routes_sdkdata,
     routes_settings,
     routes_tokens,
 )
@@ -106,6 +107,9 @@ def _project_routes(page: Callable[..., Route]) -> list[Route]:
         page(et + "/test_event", firstrun.send_test_event, POST),
         page(et + "/{error_id:int}", routes_details.error_details),
         page(et + "/{error_id:int}/status", routes_errors.change_status, POST),
+        page(P + "/logs", routes_sdkdata.logs_page),
+        page(P + "/user_feedback", routes_sdkdata.feedback_page),
+        page(P + "/attachments/{attachment_id:int}", routes_sdkdata.download_attachment),
         page(monitor, routes_settings.monitor),
         page(monitor, routes_settings.save_monitor, POST),
         page(monitor + "/client_keys", routes_settings.create_key, POST),

@@ -13,7 +13,7 @@ from tracebox.store import releases as release_store
 from tracebox.symbolication import FAILURE_TITLES
 from tracebox.tracking import IntegratedSource
 from tracebox.tracking.cursor import MAX_CURSOR_LENGTH
-from tracebox.ui import charts, presenters
+from tracebox.ui import charts, presenters, sdk_sections
 from tracebox.ui.routes_errors import tracking_source
 from tracebox.ui.web import Req
 
@@ -29,6 +29,9 @@ def error_details(r: Req, project: str, error_id: int) -> Response:
     # One event per page: its cursors step to the next older and newer events.
     step = source.events(error_id, cursor=cursor, per_page=1)
     event = step.items[0] if step.items else details.latest_event
+    extras = sdk_sections.EventExtras()
+    if isinstance(source, IntegratedSource):  # a linked Sentry keeps its own
+        extras = sdk_sections.load(r.db, access.project.id, error_id, event)
     return r.render(
         "errors/details.html",
         access=access,
@@ -52,6 +55,7 @@ def error_details(r: Req, project: str, error_id: int) -> Response:
         hourly=charts.bar_chart(details.error.frequency, width=480, height=96, gap=2),
         daily=charts.bar_chart(details.daily, width=480, height=96, gap=2, daily=True),
         statuses=ErrorStatus,
+        extras=extras,
     )
 
 

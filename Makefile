@@ -24,11 +24,12 @@ run: install
 test: install
 	scripts/test.sh
 
-## ruff + mypy --strict + the fast tests (no live servers, no SDK toolchains).
+## ruff + mypy --strict + the layering (import-linter) + the fast tests (no live servers, no SDK toolchains).
 check: install
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 	$(BIN)/pytest -q -m "not slow and not postgres" -n 2
 
 ## Run every real SDK against a live server and write docs/sdk-compatibility.md from it.

@@ -98,17 +98,11 @@ def phase(
 
 
 def run_server(
-    server: str,
-    args: argparse.Namespace,
-    loadgen: LoadGenerator,
-    key: dict[str, Any],
-    data_dir: Path,
+    server: str, args: argparse.Namespace, loadgen: LoadGenerator, port: int, data_dir: Path
 ) -> dict[str, Any]:
     shutil.rmtree(data_dir / "spool", ignore_errors=True)
-    port = free_port()
     proc = start(server, data_dir, port)
     try:
-        loadgen.target(port, key["project_id"], key["public_key"])
         phase(proc, loadgen, ("closed", 1000, args.concurrency, 120))
         closed = phase(proc, loadgen, ("closed", args.events, args.concurrency, 300))
         opened = phase(proc, loadgen, ("open", args.rate, args.rate_seconds, 256))
@@ -129,11 +123,12 @@ def main() -> int:
         tracebox(g, "migrate")
         project = orjson.loads(tracebox(g, "project", "create", "bench/http"))
         key = orjson.loads(tracebox(g, "key", "create", str(project["id"])))
-        key["project_id"] = project["id"]
         loadgen.corpus_stats()
+        port = free_port()  # every server in turn on this port: the load generator's target
+        loadgen.target(port, project["id"], key["public_key"])
         for n in range(rounds):
             server = args.servers[n % len(args.servers)]
-            results.append(run_server(server, args, loadgen, key, data_dir))
+            results.append(run_server(server, args, loadgen, port, data_dir))
             print(render(results[-1]), flush=True)
     finally:
         loadgen.stop()

@@ -131,6 +131,7 @@ class Bench:
         total = args.warmup + args.events + int(args.rate * args.rate_seconds)
         loadgen = LoadGenerator(total, args.seed)  # builds the corpus meanwhile
         try:
+            tracebox(self.global_args, "migrate")  # commands other than migrate do not
             project = orjson.loads(tracebox(self.global_args, "project", "create", _path()))
             key = orjson.loads(tracebox(self.global_args, "key", "create", str(project["id"])))
             self.report.baseline = footprint(self.url)

@@ -54,6 +54,9 @@ class ErrorTrackingSettings:
     api_url: str | None
     project_name: str | None
     updated_at: float
+    # Where the project's GitLab issues live (https://gitlab.example.com/grp/app), so an
+    # issue GitLab links to an error by number gets its URL.
+    gitlab_project_url: str | None = None
 
 
 # --- accounts ------------------------------------------------------------------------

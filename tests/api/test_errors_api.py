@@ -169,3 +169,36 @@ def test_release_health(api: Api, owner: User, project: Project) -> None:
     assert older["crash_free_sessions"] == 80.0
     assert (older["users"], older["crashed_users"]) == (3, 1)
     assert older["crash_free_users"] == pytest.approx(66.6667)
+
+
+def test_each_event_has_its_own_title_message_and_culprit(
+    api: Api, owner: User, project: Project
+) -> None:
+    """Two events of one error (same stack, different messages): the error keeps its
+    latest title in the list; each event answers its own, in /api/v4 and /api/0."""
+    now = time.time()
+    old = exception_event("Warning", "file_get_contents(): failed", event_id="1" * 32)
+    new = exception_event("Warning", "Undefined variable $total", event_id="2" * 32)
+    api.events(project, {**old, "timestamp": now - 60, "message": "reading the file"})
+    api.events(project, {**new, "timestamp": now - 30})
+    token = api.token(owner)
+    [error] = api.call("GET", errors_url(project), token).json()
+    assert error["title"] == "Warning: Undefined variable $total" and error["events_count"] == 2
+    events = api.call("GET", errors_url(project, f"/{error['id']}/events"), token).json()
+    assert [e["title"] for e in events] == [
+        "Warning: Undefined variable $total",
+        "Warning: file_get_contents(): failed",
+    ]
+    first = api.call("GET", errors_url(project, f"/{error['id']}/events/{'1' * 32}"), token).json()
+    assert first["title"] == "Warning: file_get_contents(): failed"
+    assert first["message"] == "reading the file"
+    assert first["culprit"] == "app/handlers.py in handle"
+    auth = {"Authorization": f"Bearer {token}"}
+    sentry = api.client.get(f"/api/0/issues/{error['id']}/events/{'1' * 32}/", headers=auth)
+    assert sentry.status_code == 200, sentry.text
+    assert sentry.json()["title"] == "Warning: file_get_contents(): failed"
+    assert sentry.json()["metadata"] == {"type": "Warning", "value": "file_get_contents(): failed"}
+    latest = api.client.get(f"/api/0/issues/{error['id']}/events/latest/", headers=auth).json()
+    assert latest["title"] == "Warning: Undefined variable $total"
+    missing = api.client.get(f"/api/0/issues/{error['id']}/events/{'3' * 32}/", headers=auth)
+    assert missing.status_code == 404

@@ -21,6 +21,7 @@ from tracebox.accounts import personal_tokens
 from tracebox.models import AccessLevel
 from tracebox.store import artifacts, client_keys, members
 from tracebox.store.artifacts import NewFile
+from tracebox.tracking import settings as tracking_settings
 
 CALLERS = (
     "anonymous",
@@ -101,6 +102,8 @@ def world(api: Api) -> World:
     target = api.user("target")
     api.member(project, target, AccessLevel.REPORTER)
     api.events(project, exception_event(event_id="a" * 32))
+    with api.db.write() as conn:
+        tracking_settings.set_gitlab_project_url(conn, project.id, "https://gitlab.example.com/a/w")
     errors = api.call(
         "GET", f"/api/v4/projects/{project.id}/error_tracking/errors", tokens["owner"]
     ).json()
@@ -136,6 +139,7 @@ REPORTER = _body({"access_level": 20})
 ACTIVE = _body({"active": True})
 ACTIVE_INTEGRATED = _body({"active": True, "integrated": True})
 UNRESOLVED = _body({"status": "unresolved"})
+LINK = _body({"issue_id": 3})
 NEW_RELEASE = _body({"version": "web@1", "projects": ["web"]})
 ASSEMBLE = _body({"checksum": "a" * 40, "chunks": ["a" * 40], "projects": ["web"]})
 
@@ -178,6 +182,8 @@ MATRIX: list[tuple[str, str, Any, str]] = [
     ("GET",    "/api/0/issues/{e}/", None,                    "401 404 403 200 200 200 200 200 200 401 401"),
     ("GET",    "/api/0/issues/{e}/events/latest/", None,      "401 404 403 200 200 200 200 200 200 401 401"),
     ("PUT",    "/api/0/issues/{e}/", UNRESOLVED,              "401 404 403 403 200 200 200 200 403 401 401"),
+    ("GET",    "/api/0/organizations/acme/repos/", None,      "401 404 200 200 200 200 200 200 200 401 401"),
+    ("POST",   "/api/0/issues/{e}/plugins/gitlab/link/", LINK,"401 404 403 403 200 200 200 200 403 401 401"),
     # sentry-cli (docs/sourcemaps.md): Developer+ creates releases and uploads
     ("GET",    "/api/0/", None,                               "200 200 200 200 200 200 200 200 200 401 401"),
     ("GET",    "/api/0/organizations/acme/projects/", None,   "401 404 200 200 200 200 200 200 200 401 401"),

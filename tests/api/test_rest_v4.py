@@ -57,6 +57,7 @@ def test_settings_as_gitlab(api: Api, owner: User, project: Project) -> None:
         "sentry_external_url": None,
         "api_url": None,
         "integrated": True,
+        "gitlab_project_url": None,  # Tracebox's own (GitLab issue links)
     }
     keys = api.call("GET", f"/api/v4/projects/{project.id}/error_tracking/client_keys", token)
     assert len(keys.json()) == 1  # turning the integrated backend on created a key

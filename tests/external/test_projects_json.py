@@ -14,13 +14,17 @@ pytestmark = pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 URL = "/acme/web/-/error_tracking/projects.json"
 
 
-def connect(ui: Ui, api_host: str, token: str = TOKEN, *, monitor: bool = True) -> object:
+def signed_in_owner(ui: Ui, *, monitor: bool = True) -> None:
     owner = ui.user("owner")
     project = ui.project("acme/web", owner)
     if not monitor:
         with ui.db.write() as conn:
             projects.update(conn, project.id, name=None, monitor_access_level="disabled")
     ui.sign_in(owner)
+
+
+def connect(ui: Ui, api_host: str, token: str = TOKEN, *, monitor: bool = True) -> object:
+    signed_in_owner(ui, monitor=monitor)
     return ui.client.get(URL, params={"api_host": api_host, "token": token})
 
 

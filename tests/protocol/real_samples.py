@@ -39,8 +39,18 @@ class Received:
     other_items: list[str] = field(default_factory=list)
 
 
+SCENARIOS = SAMPLES / "scenarios"  # single cases, not the standard program run
+
+
 def programs() -> list[Path]:
-    return sorted(path for path in SAMPLES.iterdir() if path.is_dir()) if SAMPLES.is_dir() else []
+    """The standard program runs (see the README's "What each program sent")."""
+    if not SAMPLES.is_dir():
+        return []
+    return sorted(path for path in SAMPLES.iterdir() if path.is_dir() and path != SCENARIOS)
+
+
+def scenarios() -> list[Path]:
+    return sorted(path for path in SCENARIOS.iterdir() if path.is_dir())
 
 
 def printed_event_ids(program: Path) -> list[str]:

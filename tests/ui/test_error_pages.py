@@ -277,3 +277,26 @@ def test_releases_page_shows_release_health(ui: Ui, project: Project) -> None:
     page = ui.client.get("/acme/web/-/error_tracking/releases").text
     assert "web@2.0" in page and "87.50%" in page  # 7 of 8 sessions crash-free
     assert "66.67%" in page  # 2 of 3 users
+
+
+def test_gitlab_links_settings_redirect_and_linked_issue(ui: Ui, project: Project) -> None:
+    """The GitLab project URL is set on the Monitor page; a linked issue shows on the
+    error; Sentry's issue URL (GitLab's "View in Sentry") opens the error's page."""
+    ui.events(project, exception_event())
+    error_id = error_ids(ui.client.get("/acme/web/-/error_tracking").text)[0]
+    monitor = "/acme/web/-/settings/monitor"
+    form = {"active": "1", "backend": "integrated"}
+    bad = ui.post(monitor, {**form, "gitlab_project_url": "javascript:alert(1)"}, page=monitor)
+    assert bad.status_code == 400 and "must be an http or https URL" in bad.text
+    good = {**form, "gitlab_project_url": "https://gitlab.example.com/acme/web"}
+    assert ui.post(monitor, good, page=monitor).status_code == 303
+    assert 'value="https://gitlab.example.com/acme/web"' in ui.client.get(monitor).text
+    assert ui.post(monitor, form, page=monitor).status_code == 303  # field absent: kept
+    with ui.db.write() as conn:
+        url = "https://gitlab.example.com/acme/web/-/issues/4"
+        assert errors_read.set_external_issue(conn, project.id, error_id, url)
+    details = ui.client.get(f"/acme/web/-/error_tracking/{error_id}").text
+    assert 'id="linked-issue">https://gitlab.example.com/acme/web/-/issues/4<' in details
+    view = ui.client.get(f"/acme/web/issues/{error_id}", follow_redirects=False)
+    assert view.status_code == 303
+    assert view.headers["location"] == f"/acme/web/-/error_tracking/{error_id}"

@@ -48,6 +48,7 @@ class ErrorOut(BaseModel):
         description="An event's exception reached no handler in the application "
         "(mechanism.handled false)"
     )
+    external_issue_url: str | None = None  # the linked issue (GitLab's "Create issue")
 
     @classmethod
     def of(cls, e: ErrorSummary) -> ErrorOut:
@@ -71,6 +72,7 @@ def _summary_fields(e: ErrorSummary) -> dict[str, Any]:
         "level": e.level,
         "frequency": [CountOut.of(b) for b in e.frequency],
         "unhandled": e.unhandled,
+        "external_issue_url": e.external_issue_url,
     }
 
 

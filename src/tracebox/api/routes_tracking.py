@@ -105,6 +105,9 @@ def _save(ctx: ApiContext, project_id: int, params: SettingsIn, *, create: bool)
         saved = tracking_settings.save(
             conn, project_id, active=params.active, integrated=params.integrated, create=create
         )
+        if params.gitlab_project_url is not None:
+            tracking_settings.set_gitlab_project_url(conn, project_id, params.gitlab_project_url)
+            saved = tracking_settings.get(conn, project_id)
     return SettingsOut.of(saved)
 
 

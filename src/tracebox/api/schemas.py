@@ -193,6 +193,8 @@ class SettingsOut(BaseModel):
     sentry_external_url: str | None
     api_url: str | None
     integrated: bool
+    # Tracebox's own: GitLab issues linked to errors get their URL under this one.
+    gitlab_project_url: str | None = None
 
     @classmethod
     def of(cls, s: ErrorTrackingSettings) -> SettingsOut:
@@ -203,6 +205,7 @@ class SettingsOut(BaseModel):
             sentry_external_url=external,
             api_url=s.api_url,
             integrated=s.integrated,
+            gitlab_project_url=s.gitlab_project_url,
         )
 
 
@@ -223,3 +226,6 @@ class SettingsIn(BaseModel):
     api_host: Annotated[str | None, Field(max_length=2048)] = None
     token: Annotated[str | None, Field(max_length=512)] = None
     project: ExternalProjectIn | None = None
+    # Where the project's GitLab issues live, e.g. https://gitlab.example.com/grp/app
+    # (an empty string clears it).
+    gitlab_project_url: Annotated[str | None, Field(max_length=2048)] = None

@@ -8,8 +8,9 @@ always present, ``results="true|false"`` saying whether that page has data.
 from __future__ import annotations
 
 import contextlib
+import re
 from typing import Annotated, Any
-from urllib.parse import unquote
+from urllib.parse import unquote, urlencode
 
 from fastapi import APIRouter, Body, Query, Request, Response
 from sqlalchemy import Connection
@@ -25,6 +26,7 @@ from tracebox.models import MAX_ID, ErrorStatus
 from tracebox.store import errors_read, members, projects
 from tracebox.tracking import ErrorSource, source_for_project
 from tracebox.tracking import cursor as cursors
+from tracebox.tracking import settings as tracking_settings
 from tracebox.tracking.models import ErrorSort, StatusFilter
 
 router = APIRouter()
@@ -36,17 +38,23 @@ STATUSES = {
     "ignored": ErrorStatus.IGNORED,
 }
 Json = dict[str, Any]
+NO_GITLAB_URL = (
+    "gitlab_project_url is not set: set the project's GitLab project URL in its error "
+    "tracking settings, so a linked issue number has a URL"
+)
 MAX_LINKED_PROJECTS = 50  # linked projects asked for an issue id that is not stored here
 
 
 def _link(
     request: Request, response: Response, prev: str | None, next_: str | None, here: str
 ) -> None:
-    query = "&".join(f"{k}={v}" for k, v in request.query_params.multi_items() if k != "cursor")
+    """Sentry's ``Link`` header: both directions always, ``results`` saying whether that
+    page has data; the URLs' query values URL-encoded (a search holds spaces, ``:``)."""
+    kept = [(k, v) for k, v in request.query_params.multi_items() if k != "cursor"]
     base = str(request.url.replace(query=""))
     parts = [
-        f'<{base}?{query}&cursor={c or here}>; rel="{rel}"; results="{str(bool(c)).lower()}"; '
-        f'cursor="{c or here}"'
+        f'<{base}?{urlencode([*kept, ("cursor", c or here)])}>; rel="{rel}"; '
+        f'results="{str(bool(c)).lower()}"; cursor="{c or here}"'
         for rel, c in (("previous", prev), ("next", next_))
     ]
     response.headers["Link"] = ", ".join(parts)
@@ -170,7 +178,48 @@ def latest_event(issue_id: str, ctx: Ctx, principal: CurrentPrincipal) -> Json:
     details = source.get(error_id)
     if details.latest_event is None:
         raise NotFound("Event")
-    return shapes.event(details.latest_event, details.error)
+    return shapes.event(details.latest_event)
+
+
+@router.get("/issues/{issue_id}/events/{event_id}/")
+@router.get("/organizations/{org}/issues/{issue_id}/events/{event_id}/")
+def issue_event(issue_id: str, event_id: str, ctx: Ctx, principal: CurrentPrincipal) -> Json:
+    """One event of the issue, telling its own title and message."""
+    if not re.fullmatch(r"[0-9a-fA-F-]{32,36}", event_id):
+        raise NotFound("Event")
+    _, source, error_id = _issue(ctx, principal, issue_id, Action.READ_ERRORS)
+    return shapes.event(source.event(error_id, event_id))
+
+
+@router.get("/organizations/{org}/repos/")
+def list_repos(org: str, ctx: Ctx, principal: CurrentPrincipal) -> list[Json]:
+    """No repositories: so GitLab's "Create issue" links the issue through the plugin
+    endpoint below (a repository would need GitLab's project id, unknown here)."""
+    member = None if principal.is_admin else principal.user.id
+    with ctx.db.read() as conn:
+        if not members.namespace_visible(conn, member, unquote(org)):
+            raise NotFound("Organization")
+    return []
+
+
+@router.post("/issues/{issue_id}/plugins/gitlab/link/")
+def link_gitlab_issue(
+    issue_id: str, ctx: Ctx, principal: CurrentPrincipal, body: Annotated[dict[str, Any], Body()]
+) -> Json:
+    """GitLab's "Create issue" on an error: link GitLab issue ``issue_id`` (its number in
+    the project) to the error, under the project's ``gitlab_project_url`` setting."""
+    access, source, error_id = _issue(ctx, principal, issue_id, Action.UPDATE_ERROR)
+    number = str(body.get("issue_id", ""))
+    if not (number.isascii() and number.isdigit()) or not 0 < int(number) <= MAX_ID:
+        raise InvalidParameter("issue_id is invalid")
+    with ctx.db.read() as conn:
+        url = tracking_settings.issue_url(
+            tracking_settings.get(conn, access.project.id), int(number)
+        )
+    if url is None:
+        raise InvalidParameter(NO_GITLAB_URL)
+    source.link_issue(error_id, url)
+    return {"message": "Successfully linked issue.", "link": url, "label": f"GL-{number}"}
 
 
 @router.put("/issues/{issue_id}/")

@@ -4,6 +4,7 @@ other Sentry API tools read. Plain JSON objects; ``camelCase`` as Sentry spells 
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 from tracebox.api.timefmt import iso_seconds
 from tracebox.models import Project
@@ -19,11 +20,18 @@ from tracebox.tracking.models import (
 Json = dict[str, Any]
 
 
+def organization_slug(project: Project) -> str:
+    """The namespace, URL-encoded: ``grp%2Fsub`` for ``grp/sub/web``. Clients put the slug
+    in paths as it is (GitLab builds ``/api/0/projects/{org}/{project}/``), and a slash
+    there would split it; both GitLab and Tracebox accept ``%2F``."""
+    return quote(project.path.rpartition("/")[0] or project.path, safe="")
+
+
 def organization(project: Project) -> Json:
     namespace = project.path.rpartition("/")[0] or project.path
     return {
-        "id": namespace,
-        "slug": namespace,
+        "id": organization_slug(project),
+        "slug": organization_slug(project),
         "name": namespace,
         "status": {"id": "active", "name": "active"},
     }
@@ -62,7 +70,7 @@ def issue(e: ErrorSummary, p: Project, external_url: str) -> Json:
         "shortId": f"{slug.upper()}-{e.id}",
         "title": e.title,
         "culprit": e.culprit,
-        "permalink": f"{external_url.rstrip('/')}/{p.path}/-/error_tracking/{e.id}/details",
+        "permalink": f"{external_url.rstrip('/')}/{quote(p.path)}/-/error_tracking/{e.id}",
         "logger": None,
         "level": e.level,
         "status": e.status.value,
@@ -110,10 +118,26 @@ def issue_details(d: ErrorDetails, p: Project, external_url: str) -> Json:
         "userReportCount": 0,
         "firstRelease": _release(d.first_release),
         "lastRelease": _release(d.last_release),
-        "pluginIssues": [],
+        "pluginIssues": plugin_issues(d.error),
         "pluginActions": [],
         "pluginContexts": [],
     }
+
+
+def plugin_issues(e: ErrorSummary) -> list[Json]:
+    """The linked GitLab issue as Sentry's GitLab plugin shows it (GitLab reads
+    ``pluginIssues[id=gitlab].issue.url``)."""
+    if not e.external_issue_url:
+        return []
+    number = e.external_issue_url.rpartition("/")[2]
+    label = f"GL-{number}" if number.isdigit() else "GitLab issue"
+    return [
+        {
+            "id": "gitlab",
+            "title": "GitLab",
+            "issue": {"url": e.external_issue_url, "label": label},
+        }
+    ]
 
 
 def frame(f: Frame) -> Json:
@@ -199,7 +223,15 @@ def _request(r: Json) -> Json:
     return {**{k: r.get(k) for k in keys}, "query": r.get("query_string")}
 
 
-def event(ev: Event, e: ErrorSummary) -> Json:
+def _event_metadata(ev: Event) -> Json:
+    """The event's own, as Sentry's: its main exception, else its title."""
+    main = ev.exceptions[-1] if ev.exceptions else None
+    if main is not None and main.type:
+        return {"type": main.type, "value": main.value or ""}
+    return {"title": ev.title}
+
+
+def event(ev: Event) -> Json:
     return {
         "id": ev.event_id,
         "eventID": ev.event_id,
@@ -213,7 +245,7 @@ def event(ev: Event, e: ErrorSummary) -> Json:
         "location": ev.culprit or None,
         "platform": ev.platform,
         "type": "error" if ev.exceptions else "default",
-        "metadata": _metadata(e),
+        "metadata": _event_metadata(ev),
         "tags": [{"key": k, "value": v} for k, v in ev.tags],
         "user": ev.user,
         "contexts": ev.contexts,

@@ -22,18 +22,22 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from tracebox.grouping._fields import Fields, text
-from tracebox.grouping.exception import exception_components
+from tracebox.grouping.exception import exception_components, uses_context_lines
 from tracebox.grouping.fingerprint import fingerprint_components, fingerprint_entries
 from tracebox.grouping.message import message_components
 
 __all__ = ["GROUPING_VERSION", "Grouping", "calculate"]
 
-# Bump whenever a change to this package can change a hash or components: errors of the
-# old version keep their hash, new events of the same error then start a new one.
-GROUPING_VERSION = "tracebox:1"
+# Bump whenever a change to this package can change a hash or components. ``calculate``
+# then also gives the previous version's hash (``fallback_hashes``), so an error grouped
+# under the old version keeps receiving its events instead of being split.
+# tracebox:2 - a frame without a function contributes its source line (frames.py).
+GROUPING_VERSION = "tracebox:2"
+PREVIOUS_VERSION = "tracebox:1"
 
 _SEPARATOR = "\x00"
 
@@ -46,6 +50,10 @@ class Grouping:
     ``version``: the ``GROUPING_VERSION`` that produced it.
     ``components``: the contributing values, variant name first, human-readable; stored
     as the error's fingerprint, e.g. ``["exception", "app.views:handle", "ValueError"]``.
+    ``fallback_hashes``: the hashes earlier versions gave the same event, newest first,
+    where they differ from ``hash``. The digest looks ``hash`` up first, then these; the
+    first found names the event's error (an error made under an older version keeps its
+    events), and a new error is keyed by ``hash``.
     """
 
     hash: str
@@ -58,22 +66,38 @@ def calculate(event: Mapping[str, Any]) -> Grouping:
     """The grouping of a normalized event. Never raises."""
     if not isinstance(event, Mapping):
         event = {}
+    components, digest = _components_and_hash(event, context_lines=True)
+    fallback: tuple[str, ...] = ()
+    if uses_context_lines(event):  # else the previous version's hash is this one
+        _, previous = _components_and_hash(event, context_lines=False)
+        fallback = () if previous == digest else (previous,)
+    return Grouping(
+        hash=digest, version=GROUPING_VERSION, components=components, fallback_hashes=fallback
+    )
+
+
+def _components_and_hash(event: Fields, *, context_lines: bool) -> tuple[list[str], str]:
+    """``context_lines=False``: as ``PREVIOUS_VERSION`` grouped."""
     entries = fingerprint_entries(event)
+    default = partial(default_components, context_lines=context_lines)
     if entries is None:
-        components = default_components(event)
+        components = default(event)
     else:
-        components = fingerprint_components(entries, event, default_components)
+        components = fingerprint_components(entries, event, default)
     data = _encode(components)
     if data is None:
         components = [_storable(part) for part in components]
         data = _encode(components) or b""
-    digest = hashlib.md5(data, usedforsecurity=False).hexdigest()
-    return Grouping(hash=digest, version=GROUPING_VERSION, components=components)
+    return components, hashlib.md5(data, usedforsecurity=False).hexdigest()
 
 
-def default_components(event: Fields) -> list[str]:
+def default_components(event: Fields, *, context_lines: bool = True) -> list[str]:
     """The components of Sentry's default grouping, without any SDK fingerprint."""
-    return exception_components(event) or message_components(event) or _fallback(event)
+    return (
+        exception_components(event, context_lines=context_lines)
+        or message_components(event)
+        or _fallback(event)
+    )
 
 
 def _fallback(event: Fields) -> list[str]:

@@ -4,27 +4,38 @@ section 8 "Exception")."""
 from __future__ import annotations
 
 from tracebox.grouping._fields import Fields, child, exceptions, frames, text
-from tracebox.grouping.frames import stack_components
+from tracebox.grouping.frames import context_line, frame_function, stack_components
 from tracebox.grouping.message import normalize_message
 
 
-def exception_components(event: Fields) -> list[str]:
+def exception_components(event: Fields, *, context_lines: bool = True) -> list[str]:
     """``["exception", ...]`` over every link of the chain, oldest first; [] when no link
     contributes anything.
 
     Each link contributes its frames (see ``stack_components``), then its type. Its value
     contributes, normalized like a message, only when its frames contribute nothing: as
     in Sentry, a stack trace takes precedence over the value, which usually holds ids.
+    ``context_lines``: see ``frames.stack_components``.
     """
     platform = text(event, "platform") or "other"
     components: list[str] = []
     for exception in exceptions(event):
-        components.extend(_link_components(exception, platform))
+        components.extend(_link_components(exception, platform, context_lines))
     return ["exception", *components] if components else []
 
 
-def _link_components(exception: Fields, platform: str) -> list[str]:
-    components = stack_components(frames(exception), platform)
+def uses_context_lines(event: Fields) -> bool:
+    """Whether some frame of the chain contributes its source line (``tracebox:2``)."""
+    platform = text(event, "platform") or "other"
+    return any(
+        frame_function(frame, platform) is None and context_line(frame, platform) is not None
+        for exception in exceptions(event)
+        for frame in frames(exception)
+    )
+
+
+def _link_components(exception: Fields, platform: str, context_lines: bool) -> list[str]:
+    components = stack_components(frames(exception), platform, context_lines=context_lines)
     has_frames = bool(components)
     exception_type = text(exception, "type")
     # A synthetic type is made up by the SDK (e.g. from a signal), not by the code, so it

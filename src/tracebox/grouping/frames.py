@@ -4,6 +4,15 @@ A frame contributes ``"<module or file>:<function>"``. Sentry's rules (reference
 the module takes precedence over the file name; a file name contributes only its base
 name, lowercased; line and column numbers, absolute paths (they hold deploy directories
 and versions) and addresses never contribute.
+
+A frame without a function (top-level script code: PHP's ``run.php``, a Python module
+body) would say only its file, so two different errors raised at different lines of one
+script became one. On the platforms whose source lines Sentry trusts for grouping
+(``contextline_platforms``: JavaScript, Node, Python, PHP, Ruby), such a frame
+contributes its source line instead: ``"run.php:?:echo $total;"``, whitespace collapsed,
+not when longer than 120 characters, nor for a JavaScript frame served from a URL (a
+minified bundle's line changes with every build). Frames with a function are unchanged,
+so errors made of them keep their hash across the version that added this (``tracebox:2``).
 """
 
 from __future__ import annotations
@@ -15,34 +24,61 @@ from tracebox.grouping.names import memoized, normalize_function, normalize_modu
 # `[native code]`; V8 prints `native` for built-ins).
 _MEANINGLESS_FILES = frozenset({"<anonymous>", "[native code]", "native", "<unknown>"})
 _MISSING = "?"
+# Platforms whose context lines Sentry uses in grouping (its ``contextline_platforms``).
+CONTEXT_LINE_PLATFORMS = frozenset({"javascript", "node", "python", "php", "ruby"})
+MAX_CONTEXT_LINE_CHARS = 120  # longer lines are minified code: as Sentry, never grouped on
 
 
-def stack_components(stack: list[Fields], platform: str) -> list[str]:
+def stack_components(
+    stack: list[Fields], platform: str, *, context_lines: bool = True
+) -> list[str]:
     """One component per contributing frame, oldest first.
 
     Only in-app frames contribute (Sentry's "app" variant); a stack without any frame
     marked ``in_app: true`` contributes all its frames (the "system" variant). A frame
     whose component equals the one before it is dropped, as Sentry drops directly
     recursive frames; comparing components rather than raw frames also absorbs a
-    recursion depth that varies between events.
+    recursion depth that varies between events. ``context_lines=False`` gives the
+    components of grouping version ``tracebox:1``, which never used source lines.
     """
     in_app = [frame for frame in stack if frame.get("in_app") is True]
     components: list[str] = []
     for frame in in_app or stack:
-        component = frame_component(frame, platform)
+        component = frame_component(frame, platform, context_lines=context_lines)
         if component is not None and (not components or components[-1] != component):
             components.append(component)
     return components
 
 
-def frame_component(frame: Fields, platform: str) -> str | None:
+def frame_component(frame: Fields, platform: str, *, context_lines: bool = True) -> str | None:
     """``"<location>:<function>"`` with ``?`` for a missing half; None when both are missing
-    (a frame known only by its address)."""
+    (a frame known only by its address). Without a function, the source line joins as a
+    third part where the platform allows it (see the module's docstring)."""
     where = location(frame)
     function = frame_function(frame, platform)
-    if where is None and function is None:
+    line = None if function is not None or not context_lines else context_line(frame, platform)
+    if where is None and function is None and line is None:
         return None
-    return f"{where or _MISSING}:{function or _MISSING}"
+    component = f"{where or _MISSING}:{function or _MISSING}"
+    return component if line is None else f"{component}:{line}"
+
+
+def context_line(frame: Fields, platform: str) -> str | None:
+    """The frame's source line as Sentry groups on it, or None where it must not count."""
+    frame_platform = text(frame, "platform") or platform
+    raw = text(frame, "context_line")
+    if raw is None or frame_platform not in CONTEXT_LINE_PLATFORMS:
+        return None
+    if len(raw) > MAX_CONTEXT_LINE_CHARS:
+        return None
+    if frame_platform in ("javascript", "node") and _from_url(frame):
+        return None
+    return " ".join(raw.expandtabs(2).split()) or None
+
+
+def _from_url(frame: Fields) -> bool:
+    path = text(frame, "abs_path") or text(frame, "filename") or ""
+    return path.lower().startswith(("http://", "https://"))
 
 
 def location(frame: Fields) -> str | None:

@@ -342,10 +342,6 @@ def forget_cursors(conn: Connection, segments: Sequence[str]) -> None:
         conn.execute(spool_cursors.delete().where(spool_cursors.c.segment.in_(chunk)))
 
 
-def count_events(conn: Connection) -> int:
-    return int(conn.execute(select(func.count()).select_from(events)).scalar_one())
-
-
 def _chunks(items: list[Any], size: int) -> Iterable[list[Any]]:
     for i in range(0, len(items), size):
         yield items[i : i + size]

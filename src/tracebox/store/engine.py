@@ -30,7 +30,7 @@ def make_engine(url: str, *, pool_size: int = 5) -> Engine:
         )
         event.listen(engine, "connect", _sqlite_pragmas)
         # pysqlite's own transaction handling defers BEGIN; issue BEGIN IMMEDIATE ourselves
-        # for writers (see store.write_transaction) and plain BEGIN for readers.
+        # for writers (Database.write) and plain BEGIN for readers.
         event.listen(engine, "begin", _sqlite_begin)
         return engine
     return create_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True)

@@ -55,6 +55,7 @@ class ErrorRow:
     events_count: int
     users_count: int
     regressed: bool = False
+    external_issue_url: str | None = None
 
 
 @dataclass(frozen=True)
@@ -166,6 +167,16 @@ def set_status(conn: Connection, project_id: int, error_id: int, status: str) ->
         errors.update()
         .where(errors.c.id == error_id, errors.c.project_id == project_id)
         .values(status=status, regressed=False)
+    )
+    return result.rowcount > 0
+
+
+def set_external_issue(conn: Connection, project_id: int, error_id: int, url: str | None) -> bool:
+    """Link the error to an issue in an issue tracker (None: unlink)."""
+    result = conn.execute(
+        errors.update()
+        .where(errors.c.id == error_id, errors.c.project_id == project_id)
+        .values(external_issue_url=url)
     )
     return result.rowcount > 0
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any, TypeAlias
 
-from sqlalchemy import Connection, Row, Select, func, select
+from sqlalchemy import Connection, Row, Select, func, or_, select
 
 from tracebox.models import AccessLevel, Member, Project
 from tracebox.store.accounts import USER_COLUMNS, user_from_row
@@ -99,6 +99,20 @@ def _visible(user_id: int | None) -> Select[Any]:
             projects.c.id.in_(select(pm.c.project_id).where(pm.c.user_id == user_id))
         )
     return query
+
+
+def namespace_visible(conn: Connection, user_id: int | None, namespace: str) -> bool:
+    """Whether the user (None: an admin) sees a project directly in ``namespace`` (or a
+    top-level project of that name): Sentry's "organization" of the /api/0 subset."""
+    escaped = namespace.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    inner = _visible(user_id).where(
+        or_(
+            projects.c.path == namespace,
+            projects.c.path.like(escaped + "/%", escape="\\")
+            & ~projects.c.path.like(escaped + "/%/%", escape="\\"),
+        )
+    )
+    return conn.execute(select(inner.exists())).scalar() is True
 
 
 def count_visible(conn: Connection, user_id: int | None) -> int:

@@ -83,7 +83,13 @@ def get_settings(conn: Connection, project_id: int) -> ErrorTrackingSettings | N
         api_url=m["api_url"],
         project_name=m["project_name"],
         updated_at=m["updated_at"],
+        gitlab_project_url=m["gitlab_project_url"],
     )
+
+
+def set_gitlab_project_url(conn: Connection, project_id: int, url: str | None) -> None:
+    t = error_tracking_settings
+    conn.execute(t.update().where(t.c.project_id == project_id).values(gitlab_project_url=url))
 
 
 def put_settings(conn: Connection, project_id: int, *, active: bool, integrated: bool) -> None:

@@ -100,6 +100,9 @@ error_tracking_settings = Table(
     Column("external_project_slug", String(255)),
     Column("external_organization_slug", String(255)),
     Column("updated_at", Float, nullable=False),
+    # Where GitLab issues of this project live (https://gitlab.example.com/grp/app): an
+    # issue GitLab links to an error by number becomes <this>/-/issues/<number>.
+    Column("gitlab_project_url", Text),
 )
 
 client_keys = Table(
@@ -138,6 +141,7 @@ errors = Table(
     Column("events_count", BigInteger, nullable=False, default=0),
     Column("users_count", BigInteger, nullable=False, default=0),
     Column("last_event_id", String(32)),
+    Column("external_issue_url", Text),  # the linked issue (GitLab's "Create issue")
     # digest: find the error of a grouping hash
     UniqueConstraint("project_id", "grouping_hash", name="uq_errors_project_hash"),
     # error lists: keyset pagination per sort order, filtered by status

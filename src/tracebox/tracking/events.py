@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tracebox.protocol.summary import EventSummary, summarize
 from tracebox.tracking.models import Event, ExceptionInfo, Frame, Mechanism
 
 
@@ -125,6 +126,15 @@ def tags(payload: dict[str, Any]) -> list[tuple[str, str]]:
 def message(payload: dict[str, Any]) -> str:
     logentry = _dict(payload.get("logentry")) or {}
     return _str(logentry.get("formatted")) or _str(logentry.get("message")) or ""
+
+
+def own_summary(payload: dict[str, Any]) -> EventSummary | None:
+    """What this event says (title, culprit) as the digest derives it for its error; None
+    for a stored payload that is not a normalized event (then the error's own apply)."""
+    try:
+        return summarize(payload)
+    except (KeyError, TypeError, AttributeError, IndexError):
+        return None
 
 
 def to_event(

@@ -14,7 +14,7 @@ import builtins
 from typing import Any
 from urllib.parse import quote
 
-from tracebox.errors import InvalidParameter, NotFound
+from tracebox.errors import BadRequest, InvalidParameter, NotFound
 from tracebox.models import ErrorStatus
 from tracebox.sentry_client import SentryClient, SentryError, SentryResponse
 from tracebox.store.projects import ExternalLink
@@ -140,6 +140,12 @@ class ExternalSource:
         self._backend.cache.forget(self._project_id)
         issue["status"] = status.value
         return mapping.summary(issue, self._project_id)
+
+    def link_issue(self, error_id: int, url: str | None) -> ErrorSummary:
+        raise BadRequest(
+            "This project's errors live on a Sentry server: link issues there (Sentry's "
+            "GitLab integration)"
+        )
 
     def releases(self) -> builtins.list[ReleaseHealth]:
         return []  # Sentry's release health is not part of this integration

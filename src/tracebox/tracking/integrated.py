@@ -15,7 +15,7 @@ from tracebox.models import ErrorStatus
 from tracebox.store import Database, errors_read, releases
 from tracebox.store.errors_read import Edge, ErrorRow, EventRow
 from tracebox.tracking import cursor as cursors
-from tracebox.tracking.events import to_event
+from tracebox.tracking.events import own_summary, to_event
 from tracebox.tracking.models import (
     Bucket,
     ErrorDetails,
@@ -124,6 +124,12 @@ class IntegratedSource:
                 raise NotFound("Error")
             return self._summaries(conn, [self._error(conn, error_id)])[0]
 
+    def link_issue(self, error_id: int, url: str | None) -> ErrorSummary:
+        with self._db.write() as conn:
+            if not errors_read.set_external_issue(conn, self._project_id, error_id, url):
+                raise NotFound("Error")
+            return self._summaries(conn, [self._error(conn, error_id)])[0]
+
     def releases(self) -> builtins.list[ReleaseHealth]:
         with self._db.read() as conn:
             counts = releases.release_counts(conn, self._project_id)
@@ -176,12 +182,15 @@ class IntegratedSource:
         return [Bucket(float(d * 86400), per_day[d]) for d in range(first_day, today + 1)]
 
     def _event(self, row: ErrorRow, event: EventRow) -> Event:
+        """The event with its own title and culprit (an error keeps its latest event's;
+        an older event of the error may have said something else)."""
+        own = own_summary(event.payload)
         return to_event(
             event.payload,
             error_id=row.id,
             project_id=row.project_id,
-            title=row.title,
-            culprit=row.culprit,
+            title=own.title if own else row.title,
+            culprit=(own.culprit or "") if own else row.culprit,
             received_at=event.received_at,
         )
 
@@ -206,6 +215,7 @@ def _summary(
         frequency=[Bucket(float(h * 3600), hours.get(h, 0)) for h in range(first, last + 1)],
         regressed=bool(row.regressed),
         unhandled=unhandled,
+        external_issue_url=row.external_issue_url,
     )
 
 

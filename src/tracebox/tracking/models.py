@@ -51,6 +51,7 @@ class ErrorSummary:
     frequency: list[Bucket]  # 24 hourly counts, oldest first, ending with the current hour
     regressed: bool = False  # reopened by a new event after it was resolved
     unhandled: bool = False  # an event's exception reached no handler in the application
+    external_issue_url: str | None = None  # the issue it is linked to (a GitLab issue)
 
 
 @dataclass(frozen=True)

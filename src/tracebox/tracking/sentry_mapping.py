@@ -84,7 +84,18 @@ def summary(issue: Any, project_id: int) -> ErrorSummary:
         level=str(issue.get("level") or "error"),
         frequency=_buckets(issue.get("stats")),
         unhandled=issue.get("isUnhandled") is True,
+        external_issue_url=_gitlab_issue(issue.get("pluginIssues")),
     )
+
+
+def _gitlab_issue(plugin_issues: Any) -> str | None:
+    """The GitLab issue Sentry's GitLab plugin linked, as GitLab's client reads it."""
+    for item in plugin_issues if isinstance(plugin_issues, list) else []:
+        issue = item.get("issue") if isinstance(item, dict) and item.get("id") == "gitlab" else None
+        url = issue.get("url") if isinstance(issue, dict) else None
+        if isinstance(url, str) and url.startswith(("https://", "http://")):
+            return url
+    return None
 
 
 def release(value: Any) -> str | None:

@@ -1,7 +1,7 @@
 """``ErrorSource``: the one interface the REST API and the UI use to read and change errors.
 
-``IntegratedSource`` reads this instance's store; an ``ExternalSource`` (a linked Sentry
-server, a later issue) implements the same methods over Sentry's web API, so the UI and
+``IntegratedSource`` reads this instance's store; ``ExternalSource`` (a project linked to
+a Sentry server) implements the same methods over Sentry's web API, so the UI and
 the API are the same for both backends by construction (spec 1.3).
 
 Every method raises ``tracebox.errors.NotFound`` for an error or event that does not
@@ -51,6 +51,10 @@ class ErrorSource(Protocol):
     def event(self, error_id: int, event_id: str) -> Event: ...
 
     def update_status(self, error_id: int, status: ErrorStatus) -> ErrorSummary: ...
+
+    def link_issue(self, error_id: int, url: str | None) -> ErrorSummary:
+        """Link the error to an issue tracker's issue (``url``; None unlinks)."""
+        ...
 
     def releases(self) -> builtins.list[ReleaseHealth]:
         """Release health per release and environment, most recent release first."""

@@ -120,5 +120,9 @@ def _project_routes(page: Callable[..., Route]) -> list[Route]:
         page(members, routes_members.add, POST),
         page(members + "/{user_id:int}", routes_members.update, POST),
         page(members + "/{user_id:int}/remove", routes_members.remove, POST),
+        # GitLab's "View in Sentry" link: /{organization}/{project}/issues/{id}
+        page(
+            "/{project:path}/issues/{error_id:int}", routes_details.sentry_issue_link, public=True
+        ),
         page("/{project:path}", routes_projects.project_home),
     ]

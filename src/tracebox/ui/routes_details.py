@@ -14,6 +14,7 @@ from tracebox.symbolication import FAILURE_TITLES
 from tracebox.tracking import IntegratedSource
 from tracebox.tracking.cursor import MAX_CURSOR_LENGTH
 from tracebox.ui import charts, presenters, sdk_sections
+from tracebox.ui.links import error_url
 from tracebox.ui.routes_errors import tracking_source
 from tracebox.ui.web import Req
 
@@ -57,6 +58,13 @@ def error_details(r: Req, project: str, error_id: int) -> Response:
         statuses=ErrorStatus,
         extras=extras,
     )
+
+
+def sentry_issue_link(r: Req, project: str, error_id: int) -> Response:
+    """Sentry's issue URL, ``/{organization}/{project}/issues/{id}``, as GitLab's "View in
+    Sentry" builds it: the error's page here, which checks who may see it (so this
+    rewrite needs no sign-in and tells nothing)."""
+    return r.redirect(error_url(project.strip("/"), error_id))
 
 
 def releases(r: Req, project: str) -> Response:

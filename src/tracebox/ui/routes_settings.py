@@ -10,7 +10,7 @@ from starlette.responses import Response
 
 from tracebox.accounts.policy import MONITOR_DISABLED, Action
 from tracebox.accounts.projects import ProjectAccess
-from tracebox.errors import BadRequest, NotFound, TraceboxError
+from tracebox.errors import BadRequest, InvalidParameter, NotFound, TraceboxError
 from tracebox.models import ClientKey
 from tracebox.protocol.dsn import build_dsn
 from tracebox.sentry_client import SentryError
@@ -20,6 +20,7 @@ from tracebox.tracking import settings as tracking_settings
 from tracebox.ui.links import project_url
 from tracebox.ui.web import Req, sentence
 
+GITLAB_URL_INVALID = "The GitLab project URL must be an http or https URL without a query."
 CONNECTION_FAILED = "Connection failed. Check auth token and try again"
 MAX_KEYS_SHOWN = 100
 JSON_ERRORS = {401: "401 Unauthorized", 403: "403 Forbidden", 404: "404 Not Found"}
@@ -48,7 +49,13 @@ def _settings_access(r: Req, project: str) -> ProjectAccess:
     return access
 
 
-def _page(r: Req, access: ProjectAccess, form: ExternalForm, status: int = 200) -> Response:
+def _page(
+    r: Req,
+    access: ProjectAccess,
+    form: ExternalForm,
+    status: int = 200,
+    gitlab_error: str | None = None,
+) -> Response:
     if access.project.monitor_access_level == MONITOR_DISABLED:
         return r.render("settings/monitor.html", status, access=access, disabled=True)
     with r.db.read() as conn:
@@ -80,6 +87,10 @@ def _page(r: Req, access: ProjectAccess, form: ExternalForm, status: int = 200) 
         external=form,
         link=link,
         link_host=external.host_of(link.api_url) if link else None,
+        gitlab_project_url=r.form.text("gitlab_project_url")
+        if r.form.fields
+        else (saved.gitlab_project_url if saved else None) or "",
+        gitlab_error=gitlab_error,
     )
 
 
@@ -91,10 +102,17 @@ def save_monitor(r: Req, project: str) -> Response:
     access = r.project(project, Action.ADMIN_ERROR_TRACKING)
     active = r.form.checked("active")
     if r.form.get("backend", "integrated") == "integrated":
-        with r.db.write() as conn:
-            tracking_settings.save(
-                conn, access.project.id, active=active, integrated=True, create=True
-            )
+        try:
+            with r.db.write() as conn:
+                tracking_settings.save(
+                    conn, access.project.id, active=active, integrated=True, create=True
+                )
+                if "gitlab_project_url" in r.form.fields:  # absent: leave it as it is
+                    tracking_settings.set_gitlab_project_url(
+                        conn, access.project.id, r.form.text("gitlab_project_url")
+                    )
+        except InvalidParameter:
+            return _page(r, access, ExternalForm(), 400, gitlab_error=GITLAB_URL_INVALID)
         r.flash("notice", "Your changes have been saved.")
         return r.redirect(project_url(access.project.path, "settings/monitor"))
     form = ExternalForm(api_url=r.form.text("api_url"), project=r.form.text("project"))

@@ -20,6 +20,7 @@ from tracebox.api import (
     routes_artifacts,
     routes_errors,
     routes_projects,
+    routes_sdkdata,
     routes_tracking,
     routes_users,
     sentry_artifacts,
@@ -56,7 +57,8 @@ def create_v4(ctx: ApiContext) -> FastAPI:
         responses=problems.PROBLEM_RESPONSES,
     )
     app.state.api_context = ctx
-    for module in (routes_users, routes_projects, routes_tracking, routes_errors, routes_artifacts):
+    routers = (routes_users, routes_projects, routes_tracking, routes_errors, routes_artifacts)
+    for module in (*routers, routes_sdkdata):
         app.include_router(module.router)
     problems.install(app, problems.gitlab_body)
     app.add_middleware(OneReadPerRequest, db=ctx.db)

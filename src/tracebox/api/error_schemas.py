@@ -248,6 +248,7 @@ class ErrorDetailsOut(ErrorOut):
     tags: list[TagSummaryOut]  # over all of the error's events
     frequency_30d: list[CountOut]  # 30 daily counts, oldest first, ending today (UTC)
     latest_event: EventOut | None
+    user_report_count: int = Field(0, description="User feedback about the error's events")
 
     @classmethod
     def of_details(cls, d: ErrorDetails) -> ErrorDetailsOut:
@@ -259,6 +260,7 @@ class ErrorDetailsOut(ErrorOut):
             tags=[TagSummaryOut.of(t) for t in d.tags],
             frequency_30d=[CountOut.of(b) for b in d.daily],
             latest_event=latest,
+            user_report_count=d.user_report_count,
         )
 
 

@@ -115,7 +115,7 @@ def issue_details(d: ErrorDetails, p: Project, external_url: str) -> Json:
         "participants": [],
         "seenBy": [],
         "tags": tags,
-        "userReportCount": 0,
+        "userReportCount": d.user_report_count,
         "firstRelease": _release(d.first_release),
         "lastRelease": _release(d.last_release),
         "pluginIssues": plugin_issues(d.error),

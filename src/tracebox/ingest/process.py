@@ -18,7 +18,7 @@ import orjson
 
 from tracebox.config import Settings
 from tracebox.errors import InvalidJson, MalformedEnvelope, PayloadTooLarge
-from tracebox.ingest.items import SdkItems, looks_like_object, not_kept
+from tracebox.ingest.items import SdkItems, looks_like_object, not_kept, record_count
 from tracebox.protocol.envelope import Envelope, Item
 from tracebox.protocol.event import new_event_id, parse_event_id
 from tracebox.spool.record import RecordKind, SpoolRecord
@@ -95,7 +95,7 @@ def process_envelope(envelope: Envelope, settings: Settings, origin: Origin) -> 
                 )
             _add_session(out, item, origin, settings.max_session_bytes)
         elif not sdk_items.add(item):
-            out.dropped[not_kept(kind)] += 1
+            out.dropped[not_kept(kind)] += record_count(item)  # a span container: its spans
     sdk_items.finish(out.event_id)
     out.records += sdk_items.records
     out.dropped.update(sdk_items.dropped)

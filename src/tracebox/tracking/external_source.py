@@ -106,6 +106,7 @@ class ExternalSource:
             tags=[],
             daily=[],
             latest_event=self._latest_or_none(error_id),
+            user_report_count=mapping.count(issue.get("userReportCount")),
         )
 
     def _latest_or_none(self, error_id: int) -> Event | None:

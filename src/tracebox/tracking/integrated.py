@@ -12,7 +12,7 @@ from sqlalchemy import Connection
 
 from tracebox.errors import NotFound
 from tracebox.models import ErrorStatus
-from tracebox.store import Database, errors_read, releases
+from tracebox.store import Database, errors_read, feedback, releases
 from tracebox.store.errors_read import Edge, ErrorRow, EventRow
 from tracebox.tracking import cursor as cursors
 from tracebox.tracking.events import own_summary, to_event
@@ -77,6 +77,7 @@ class IntegratedSource:
             daily = self._daily(conn, error_id)
             recent = errors_read.list_events(conn, error_id, after=None, before=None, limit=1)
             tags = errors_read.top_tags(conn, error_id, keys=TOP_TAG_KEYS, values=TOP_TAG_VALUES)
+            reports = feedback.count_for_error(conn, self._project_id, error_id)
         latest = self._event(row, recent[0]) if recent else None
         return ErrorDetails(
             error=summary,
@@ -85,6 +86,7 @@ class IntegratedSource:
             tags=[_tag_summary(t) for t in tags],
             daily=daily,
             latest_event=latest,
+            user_report_count=reports,
         )
 
     def events(self, error_id: int, *, cursor: str | None, per_page: int) -> Page[Event]:

@@ -167,6 +167,7 @@ class ErrorDetails:
     tags: list[TagSummary]  # over all of the error's events (error_tags)
     daily: list[Bucket]  # 30 daily counts, oldest first, ending today (UTC)
     latest_event: Event | None
+    user_report_count: int = 0  # user feedback about the error's events
 
 
 @dataclass(frozen=True)

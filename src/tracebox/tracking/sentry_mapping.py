@@ -45,6 +45,11 @@ def _int(value: Any) -> int:
         return 0
 
 
+def count(value: Any) -> int:
+    """A count Sentry sends as a number or a numeric string; 0 for anything else."""
+    return max(0, _int(value))
+
+
 def _dict(value: Any) -> Json | None:
     return value if isinstance(value, dict) else None
 

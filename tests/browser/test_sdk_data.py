@@ -1,0 +1,89 @@
+"""Issue 12 in real headless Chromium: a real Python SDK event's local variables on the
+details page (collapsible, escaped), its attachment saved as a download and never shown,
+its user feedback and its trace's logs; sentry-go's slog records on the log view."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.browser.conftest import Tracebox
+from tests.browser.harness import create_project, project_dsn, reload_until
+from tests.e2e import sdk_programs
+from tests.e2e.programs.python_sdk_data import ATTACHMENT
+
+pytestmark = pytest.mark.slow
+
+
+def test_python_event_variables_attachment_feedback_and_logs(
+    root_page: Page, tracebox: Tracebox
+) -> None:
+    page, base = root_page, tracebox.url
+    path = create_project(page, base, "Checkout")
+    sdk_programs.run(sdk_programs.PYTHON_SDK_DATA, project_dsn(page, base, path))
+    page.goto(f"{base}/{path}/-/error_tracking")
+    reload_until(page, "ValueError: invalid quantity: 7")
+    page.get_by_role("link", name="ValueError: invalid quantity: 7").click()
+
+    # The newest in-app frame is open with its variables; the others are collapsed.
+    crash = page.locator("li.frame.in-app").first
+    expect(crash).to_contain_text("charge")
+    variables = crash.locator("details.frame-vars")
+    expect(variables).to_have_attribute("open", "")
+    table = variables.locator("table.vars")
+    expect(table.locator("th", has_text="card_holder")).to_be_visible()
+    # The value is shown as text: the SDK's repr, markup and all, never as markup.
+    expect(table.locator("tr", has_text="card_holder").locator("pre")).to_have_text(
+        "'Ann <script>x</script>'"
+    )
+    expect(page.locator("script", has_text="x")).to_have_count(0)
+    variables.locator("summary").click()
+    expect(table).to_be_hidden()
+    checkout = page.locator(".frame-fn", has_text=re.compile("^checkout$"))
+    frame = page.locator("li.frame.in-app", has=checkout)
+    outer = frame.locator("details.frame-vars")
+    expect(outer).to_be_hidden()  # inside the collapsed frame
+    frame.locator("summary").first.click()
+    expect(outer).not_to_have_attribute("open", "")
+    outer.locator("summary").click()
+    expect(outer.locator("th", has_text="items")).to_be_visible()
+
+    # The attachment is a download: the browser saves it, the page stays where it is.
+    here = page.url
+    with page.expect_download() as downloaded:
+        page.get_by_role("link", name="receipt.html").click()
+    download = downloaded.value
+    assert download.suggested_filename == "receipt.html"
+    assert download.path().read_bytes() == ATTACHMENT
+    assert page.url == here
+    expect(page.locator("body")).not_to_contain_text("alert('attachment')")
+
+    expect(page.get_by_role("link", name="1 user report")).to_be_visible()
+    feedback = page.locator("section", has=page.get_by_role("heading", name="User feedback"))
+    expect(feedback).to_contain_text("The pay button froze, then this error.")
+    logs = page.locator("section", has=page.get_by_role("heading", name="Logs of this trace"))
+    expect(logs).to_contain_text("checkout started for order 7")
+    expect(logs).to_contain_text("stock for sku-1 is low")
+
+
+def test_slog_records_on_the_log_view(root_page: Page, tracebox: Tracebox) -> None:
+    program = sdk_programs.installed(sdk_programs.GO_SLOG, "go")
+    page, base = root_page, tracebox.url
+    path = create_project(page, base, "Payments")
+    sdk_programs.run(program, project_dsn(page, base, path))
+    page.goto(f"{base}/{path}/-/logs")
+    reload_until(page, "order received")
+    rows = page.locator("table.logs-table tbody tr")
+    expect(rows).to_have_count(3)
+    expect(rows.first).to_contain_text("charge failed")
+    rows.first.locator("summary").click()
+    expect(rows.first.locator("dl.log-attributes")).to_contain_text(
+        "card declined: insufficient funds"
+    )
+    page.get_by_label("error", exact=True).check()
+    page.get_by_role("button", name="Search").click()
+    expect(rows).to_have_count(1)
+    page.get_by_role("link", name="Error Tracking").click()
+    expect(page.get_by_role("link", name="charge failed")).to_be_visible()

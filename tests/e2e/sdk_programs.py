@@ -1,0 +1,35 @@
+"""The real-SDK programs of issue 12 and how to run them: sentry-python 2.x (the one
+Tracebox depends on, so always installed), sentry-go 0.50's slog handler and the
+sentry crate's panic integration (built by ``scripts/install-sdks.sh go rust``, which
+``make test`` runs; their tests skip until then)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CACHE = Path(os.environ.get("TRACEBOX_SDK_CACHE") or ROOT / ".cache" / "sdk")
+PYTHON_SDK_DATA = [sys.executable, str(ROOT / "tests" / "e2e" / "programs" / "python_sdk_data.py")]
+GO_SLOG = CACHE / "bin" / "go-0.50.0-slog"
+RUST_PANIC = CACHE / "rust-target" / "debug" / "tracebox-sdk-test-rust-panic"
+
+
+def installed(program: Path, langs: str) -> list[str]:
+    if not program.exists():
+        pytest.skip(f"{program.name} is not built: run scripts/install-sdks.sh {langs}")
+    return [str(program)]
+
+
+def run(cmd: list[str], dsn: str) -> dict[str, str]:
+    """Run a program with SENTRY_DSN; it must exit 0 (its SDK reported no failure).
+    Returns the ``key=value`` lines it printed."""
+    env = {**os.environ, "SENTRY_DSN": dsn, "TRACEBOX_RELEASE": "shop@2.0.0"}
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 0, f"SDK reported a failure:\n{done.stdout}\n{done.stderr}"
+    pairs = (line.split("=", 1) for line in done.stdout.splitlines() if "=" in line)
+    return {key: value for key, value in pairs}

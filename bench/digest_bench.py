@@ -71,7 +71,7 @@ def fill_spool(directory: Path, records: list[bytes]) -> None:
     writer = SpoolWriter(
         directory,
         segment_bytes=16 << 20,
-        max_total_bytes=1 << 40,
+        max_undigested_bytes=1 << 40,
         commit_interval_s=0,
         retry_after=30,
     )

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import alert_rules
 import orjson
 from harness import (
     RssSampler,
@@ -43,6 +44,9 @@ from sqlalchemy.engine import make_url
 from storage import Counter, footprint
 
 from tracebox.config import Settings
+from tracebox.privacy import PrivacySettings
+from tracebox.store import Database
+from tracebox.store import privacy as privacy_store
 
 
 def parse_args() -> argparse.Namespace:
@@ -60,11 +64,19 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--digest-timeout", type=float, default=300, help="seconds to wait")
     p.add_argument("--seed", type=int, default=7, help="corpus content seed")
     p.add_argument(
+        "--privacy-off",
+        action="store_true",
+        help="turn the project's data scrubbing off (the baseline of issue 11's cost)",
+    )
+    p.add_argument(
         "--wait-idle",
         type=float,
         default=0,
         metavar="SECONDS",
         help="first wait up to this long for the machine to be idle (shared machines)",
+    )
+    p.add_argument(
+        "--alert-rules", type=int, default=0, help="active alert rules on the project (issue 14)"
     )
     p.add_argument("--json", type=Path, help="also write the figures here")
     p.add_argument("--profile", type=Path, help="write a py-spy raw profile of one phase")
@@ -131,9 +143,12 @@ class Bench:
         total = args.warmup + args.events + int(args.rate * args.rate_seconds)
         loadgen = LoadGenerator(total, args.seed)  # builds the corpus meanwhile
         try:
-            tracebox(self.global_args, "migrate")  # commands other than migrate do not
+            tracebox(self.global_args, "migrate")  # the other commands need a migrated database
             project = orjson.loads(tracebox(self.global_args, "project", "create", _path()))
+            if args.privacy_off:
+                _privacy_off(self.url, project["id"])
             key = orjson.loads(tracebox(self.global_args, "key", "create", str(project["id"])))
+            alert_rules.create(self.url, project["id"], args.alert_rules)
             self.report.baseline = footprint(self.url)
             counter = self._serve(loadgen, project["id"], key["public_key"])
         finally:
@@ -250,6 +265,15 @@ def main() -> int:
     finally:
         if args.data_dir is None:
             shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def _privacy_off(url: str, project_id: int) -> None:
+    db = Database(url)
+    try:
+        with db.write() as conn:
+            privacy_store.put(conn, project_id, PrivacySettings(scrub_data=False))
+    finally:
+        db.dispose()
 
 
 if __name__ == "__main__":

@@ -22,7 +22,8 @@ def _title(report: Report) -> str:
     return (
         f"Tracebox ingestion benchmark: {report.database()}, --workers {a.workers}, "
         f"--concurrency {a.concurrency}, --events {a.events:,}, --rate {a.rate:,.0f} "
-        f"for {a.rate_seconds:.0f} s; started {report.started}; source {report.source}"
+        f"for {a.rate_seconds:.0f} s, --alert-rules {getattr(a, 'alert_rules', 0)}; "
+        f"started {report.started}; source {report.source}"
     )
 
 

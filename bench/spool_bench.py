@@ -74,7 +74,7 @@ async def run(directory: Path, args: argparse.Namespace, fsyncs: FsyncCounter) -
     writer = SpoolWriter(
         directory,
         segment_bytes=args.segment_mib * MIB,
-        max_total_bytes=1 << 50,
+        max_undigested_bytes=1 << 50,
         commit_interval_s=args.commit_interval_ms / 1000,
         retry_after=1,
     )

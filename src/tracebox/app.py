@@ -11,18 +11,14 @@ import gc
 import logging
 from collections.abc import AsyncIterator
 
-import orjson
 from starlette.applications import Starlette
-from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
-from starlette.requests import Request
-from starlette.responses import Response
-from starlette.routing import Route
 
 from tracebox.api import ApiContext
 from tracebox.api import mounts as api_mounts
 from tracebox.asgi import OneReadPerRequest, Surface
 from tracebox.config import Settings
+from tracebox.health import health_routes
 from tracebox.ingest.keys import KeyCache
 from tracebox.ingest.ratelimit import RateLimiter
 from tracebox.ingest.routes import IngestContext, ingest_routes
@@ -45,9 +41,12 @@ def create_app(settings: Settings | None = None) -> Starlette:
     spool = SpoolWriter(
         settings.spool_dir,
         segment_bytes=settings.spool_segment_bytes,
-        max_total_bytes=settings.spool_max_bytes,
+        max_undigested_bytes=settings.spool_max_bytes,
         commit_interval_s=settings.spool_commit_interval_ms / 1000,
         retry_after=settings.retry_after_seconds,
+        segment_max_age_s=settings.spool_segment_max_age_seconds,
+        min_free_bytes=settings.spool_min_free_bytes,
+        reminder_seconds=settings.log_reminder_seconds,
     )
     ingest = IngestContext(
         settings=settings,
@@ -62,16 +61,6 @@ def create_app(settings: Settings | None = None) -> Starlette:
         spool=spool,
         metrics=metrics,
     )
-
-    async def health(_: Request) -> Response:
-        ok = await run_in_threadpool(db.ping)
-        body = {"status": "ok" if ok else "unavailable", "database": ok}
-        return Response(
-            orjson.dumps(body), status_code=200 if ok else 503, media_type="application/json"
-        )
-
-    async def metrics_endpoint(_: Request) -> Response:
-        return Response(metrics.render(), media_type="text/plain; version=0.0.4")
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
@@ -99,8 +88,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
     routes = [
         # First: /api/v4/error_tracking/collector/... is ingestion, not the REST API.
         Surface(ingest_routes(ingest), ingest_exception_handlers(ingest)),
-        Route("/-/health", health),
-        Route("/-/metrics", metrics_endpoint),
+        *health_routes(settings, db, metrics),
         *api_mounts(api_context),  # FastAPI apps with their own handlers (api.problems)
         # Last: /<project path>/-/... matches almost any path, and so does its 404 page.
         Surface(

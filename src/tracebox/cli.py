@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Any
 
 import orjson
 
+from tracebox import logs
 from tracebox.config import Settings
 from tracebox.models import ClientKey, Project
 from tracebox.protocol.dsn import build_dsn
@@ -34,10 +34,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     overrides = {k: v for k, v in vars(args).items() if k in Settings.model_fields}
     settings = Settings(**overrides)
-    logging.basicConfig(
-        level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s"
-    )
-    logging.getLogger("alembic").setLevel(logging.WARNING)
+    logs.configure(settings.log_level)
     command: Command = args.command
     return command(args, settings)
 
@@ -62,7 +59,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.set_defaults(command=_serve)
 
     sub.add_parser("migrate", help="apply database migrations").set_defaults(command=_migrate)
-    digest = sub.add_parser("digest", help="run the digest worker alone")
+    digest = sub.add_parser(
+        "digest", help="run the digest and the other background units, without web workers"
+    )
     digest.add_argument("--once", action="store_true", help="drain the spool, then exit")
     digest.set_defaults(command=_digest)
 
@@ -80,6 +79,12 @@ def _parser() -> argparse.ArgumentParser:
         k.set_defaults(command=fn)
 
     _account_parsers(sub)
+
+    alerts = sub.add_parser("alerts", help="alert rules").add_subparsers(parser_class=_Parser)
+    alert_test = alerts.add_parser("test", help="send a test notification to every action")
+    alert_test.add_argument("project", help="project path or id")
+    alert_test.add_argument("rule", help="rule id or name")
+    alert_test.set_defaults(command=_alerts_test)
 
     test = sub.add_parser("send-test-event", help="send one event with the Python SDK")
     test.add_argument("dsn")
@@ -169,22 +174,26 @@ def _digest(args: argparse.Namespace, settings: Settings) -> int:
     from tracebox import datadir
     from tracebox.digest.sdkdata import SdkLimits
     from tracebox.digest.worker import DigestWorker
-    from tracebox.server import run_digest
     from tracebox.spool import SpoolReader
+    from tracebox.supervisor import heartbeat
+    from tracebox.supervisor.host import run_background
 
     datadir.lock(settings.data_dir)  # held until the process exits
+    db = _db(settings)
     if getattr(args, "once", False):
         worker = DigestWorker(
-            _db(settings),
+            db,
             SpoolReader(settings.spool_dir),
             batch_size=settings.digest_batch_size,
+            node=datadir.node_id(settings.data_dir),
             symbolication_cache_bytes=settings.symbolication_cache_bytes,
             sdk_limits=SdkLimits.from_settings(settings),
         )
         print(f"digested {worker.drain()} records")
         return 0
-    _db(settings)
-    run_digest(settings)
+    db.dispose()
+    heartbeat.clear(settings.data_dir)
+    run_background(settings, spawned=False)
     return 0
 
 
@@ -272,6 +281,48 @@ def _stats(args: argparse.Namespace, settings: Settings) -> int:
     with _db(settings).read() as conn:
         _print(stats.counts(conn))
     return 0
+
+
+def _alerts_test(args: argparse.Namespace, settings: Settings) -> int:
+    """Send a test notification through each action of a rule; print the answers.
+    Email actions without addresses go to the members who would get the rule's emails."""
+    from tracebox.alerts import rules
+    from tracebox.alerts.deliver import SendContext
+    from tracebox.store import alerts as alert_store
+
+    db = _db(settings)
+    project = _find_project(db, args.project)
+    if project is None:
+        print(f"no project {args.project}", file=sys.stderr)
+        return 1
+    with db.read() as conn:
+        found = [
+            r
+            for r in alert_store.list_rules(conn, project.id)
+            if str(r.id) == args.rule or r.name == args.rule
+        ]
+        actions = alert_store.actions_of(conn, [r.id for r in found[:1]])
+        members = [m.email for m in alert_store.email_recipients(conn, project.id, "new_error")]
+    if not found:
+        print(f"no alert rule {args.rule} in {project.path}", file=sys.stderr)
+        return 1
+    rule, ctx, results = found[0], SendContext.from_settings(settings), []
+    for action in actions[rule.id]:
+        to = action.target.split() or members
+        answer = rules.send_test(ctx, project, rule, action, to)
+        results.append(
+            {
+                "action_id": action.id,
+                "channel": action.channel.value,
+                "target": action.target_display,
+                "ok": answer.ok,
+                "status": answer.status,
+                "body": answer.body,
+                "error": answer.error,
+            }
+        )
+    _print({"rule": {"id": rule.id, "name": rule.name}, "results": results})
+    return 0 if results and all(r["ok"] for r in results) else 1
 
 
 def _reporting_errors(command: Command) -> Command:

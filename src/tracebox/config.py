@@ -33,6 +33,16 @@ class Settings(BaseSettings):
         description="the address SDKs use to reach this server; DSNs are built from it",
     )
     log_level: str = "info"
+    # SIGTERM or SIGINT: serve exits (0) within this many seconds. In-flight requests get
+    # up to 2 s less to finish; background units finish their step (the digest its
+    # batch) and are killed at the deadline if stuck (safe: each batch is a transaction).
+    shutdown_timeout_seconds: float = Field(default=10.0, ge=3)
+    # /-/health answers 503 when the digest is this far behind (seconds since the oldest
+    # undigested record was written): stalled, or the database is down for this long.
+    health_max_lag_seconds: float = Field(default=300.0, gt=0)
+    # A background unit whose last heartbeat is older than this is reported dead (it
+    # beats every second while it works; a dead process is seen at once by its pid).
+    heartbeat_timeout_seconds: float = Field(default=30.0, gt=0)
     # Longest a database query of a web request (a UI page, an API call) may run before
     # it is cancelled and the request answered 503; 0 disables the limit. As GitLab's
     # default PostgreSQL statement_timeout (15 s). Applies to SQLite too.
@@ -66,8 +76,18 @@ class Settings(BaseSettings):
     key_stale_seconds: float = Field(default=24 * 3600.0, ge=0)
 
     # --- spool and digest ----------------------------------------------------------------
-    spool_max_bytes: int = 512 * MIB  # past this, ingestion answers 503 with Retry-After
+    # Undigested spool bytes past which ingestion answers 503 with Retry-After: the outage
+    # buffer. Digested bytes do not count, so any cap works; at least one maximal event
+    # (TRACEBOX_MAX_EVENT_BYTES) lets every event through when the digest keeps up.
+    spool_max_bytes: int = Field(default=512 * MIB, ge=1)
     spool_segment_bytes: int = 16 * MIB  # a writer starts a new segment file past this size
+    # ... or once its segment is this old (seconds), so digested records are deleted soon
+    # even at a low event rate (issue 9: a live segment is never deleted).
+    spool_segment_max_age_seconds: float = Field(default=60.0, gt=0)
+    # Ingestion answers 503 rather than leave less free disk than this (bytes) on the
+    # spool's filesystem: room for the SQLite database and its WAL to keep digesting,
+    # which is what frees the spool again.
+    spool_min_free_bytes: int = Field(default=128 * MIB, ge=0)
     spool_commit_interval_ms: float = 2.0  # group commit: longest wait to batch fsyncs
     digest_batch_size: int = 500  # spool records per digest transaction
     digest_poll_interval_ms: float = 20.0  # digest sleeps this long when the spool is empty
@@ -94,6 +114,41 @@ class Settings(BaseSettings):
     # webhooks and integrations". Off by default: the settings form takes any URL.
     external_allow_local_network: bool = False
 
+    # --- alerts: email ------------------------------------------------------------------
+    smtp_host: str = ""  # empty: email actions fail with "SMTP is not configured"
+    smtp_port: int = Field(default=587, ge=1, le=65535)  # the submission port (RFC 6409)
+    smtp_security: str = Field(default="starttls", pattern="^(starttls|tls|none)$")
+    smtp_username: str = ""
+    smtp_password: str = ""
+    smtp_from: str = "Tracebox <tracebox@localhost>"
+    smtp_timeout_seconds: float = 10.0  # connect and each command, as GitLab's SMTP timeouts
+    smtp_ca_file: str = ""  # PEM bundle trusted for the SMTP server; empty: the system's
+
+    # --- alerts: outbound requests and delivery -------------------------------------------
+    # Webhooks may reach loopback/private/link-local addresses only if allowed (GitLab's
+    # "Allow requests to the local network from webhooks and integrations"; off).
+    alert_allow_local_network: bool = False
+    alert_connect_timeout_seconds: float = 5.0  # as the external backend
+    alert_read_timeout_seconds: float = 10.0  # as GitLab's webhook read timeout (10 s)
+    alert_max_response_bytes: int = 64 * KIB  # a receiver's answer is read up to this size
+    alert_retry_period_hours: float = 24.0  # retries stop this long after the trigger
+    alert_retry_initial_seconds: float = 30.0  # first backoff; doubles up to the maximum
+    alert_retry_max_seconds: float = 3600.0  # longest pause between two attempts
+    alert_lease_seconds: float = 120.0  # a claimed delivery is re-sent if not done by then
+    alert_sender_poll_interval_ms: float = 500.0  # the sender's pause when nothing is due
+    alert_sender_batch_size: int = Field(default=20, ge=1)  # deliveries claimed at once
+    alert_sender_threads: int = Field(default=4, ge=1)  # deliveries sent concurrently
+    # --- alerts: noise ---------------------------------------------------------------------
+    # More than this many notifications of one rule within the window are folded into
+    # one digest message (a bad deploy creating 500 errors sends 10 + 1 messages).
+    alert_storm_threshold: int = Field(default=10, ge=1)
+    alert_storm_window_seconds: float = 300.0  # "in the last 5 minutes"
+    alert_storm_quiet_seconds: float = 60.0  # a digest goes out after this long without more
+    alert_release_health_interval_seconds: float = 60.0  # per release, per digest process
+    alert_delivery_log_days: float = 30.0  # finished deliveries are kept this long
+    alert_max_rules_per_project: int = 100
+    alert_max_actions_per_rule: int = 10
+    alert_max_email_recipients: int = 20  # addresses of one email action
     # --- source maps and sentry-cli (docs/sourcemaps.md) --------------------------------
     # One uploaded bundle or release file, uncompressed; sentry-cli reads it as the
     # chunk-upload option maxFileSize and refuses larger uploads before sending them.

@@ -65,10 +65,41 @@ class Metrics:
             ["reason"],
             registry=r,
         )
+        self._node_gauges(r)
+
+    def _node_gauges(self, r: CollectorRegistry) -> None:
+        """Set by the web worker serving /-/metrics, from the spool and the heartbeats
+        (``tracebox.health``), so they stay true when the digest is dead or stuck."""
         self.digest_lag_bytes = Gauge(
             "tracebox_digest_lag_bytes",
             "Spool bytes not yet digested",
-            multiprocess_mode="livemax",
+            multiprocess_mode="mostrecent",
+            registry=r,
+        )
+        self.digest_lag_seconds = Gauge(
+            "tracebox_digest_lag_seconds",
+            "Age of the oldest undigested spool record (an upper bound)",
+            multiprocess_mode="mostrecent",
+            registry=r,
+        )
+        self.spool_disk_bytes = Gauge(
+            "tracebox_spool_disk_bytes",
+            "Size of the spool's segment files, digested or not",
+            multiprocess_mode="mostrecent",
+            registry=r,
+        )
+        self.unit_up = Gauge(
+            "tracebox_unit_up",
+            "1 when the background unit is alive",
+            ["unit"],
+            multiprocess_mode="mostrecent",
+            registry=r,
+        )
+        self.unit_restarts = Gauge(
+            "tracebox_unit_restarts",
+            "Restarts of the background unit and its process since serve started",
+            ["unit"],
+            multiprocess_mode="mostrecent",
             registry=r,
         )
 
@@ -86,13 +117,12 @@ class Metrics:
         self.request_latency.labels(endpoint).observe(seconds)
 
     # --- digest ----------------------------------------------------------------------------
-    def digested(self, records: int, result: BatchResult, pending_bytes: int) -> None:
+    def digested(self, records: int, result: BatchResult) -> None:
         self.digest_batch_size.observe(records)
         self.digest_events.labels("inserted").inc(result.events_inserted)
         self.digest_events.labels("duplicate").inc(result.events_duplicate)
         for reason, n in result.invalid.items():
             self.digest_records_invalid.labels(reason).inc(n)
-        self.digest_lag_bytes.set(pending_bytes)
 
     # --- exposition ------------------------------------------------------------------------
     def render(self) -> bytes:

@@ -11,7 +11,7 @@ a read_api token on a write -> 403 insufficient_scope.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -49,6 +49,7 @@ class World:
     owner_id: int
     target_id: int
     counter: itertools.count[int]
+    alert_ids: dict[str, int] = field(default_factory=dict)  # rule, action, delivery
 
     def fresh_user(self) -> int:
         return self.api.user(f"fresh{next(self.counter)}").id
@@ -116,9 +117,45 @@ def world(api: Api) -> World:
     errors = api.call(
         "GET", f"/api/v4/projects/{project.id}/error_tracking/errors", tokens["owner"]
     ).json()
-    return World(
+    w = World(
         api, tokens, project.id, errors[0]["id"], "a" * 32, owner.id, target.id, itertools.count(1)
     )
+    w.alert_ids = alert_world(api, project.id)
+    return w
+
+
+def alert_world(api: Api, project_id: int) -> dict[str, int]:
+    """A rule with an email action, and a failed delivery of it."""
+    from tracebox.store import alert_outbox
+    from tracebox.store import alerts as alert_store
+
+    spec = alert_store.RuleSpec(name="new errors", trigger=alert_store.Trigger.NEW_ERROR)
+    with api.db.write() as conn:
+        rule = alert_store.create_rule(conn, project_id, spec)
+        action = alert_store.add_action(
+            conn,
+            rule,
+            alert_store.Channel.EMAIL,
+            target="ops@example.com",
+            target_display="ops@example.com",
+            encrypted_secret=None,
+        )
+        nid = alert_outbox.add_notification(
+            conn,
+            project_id=project_id,
+            rule_id=rule.id,
+            kind="new_error",
+            error_id=None,
+            payload={"project": {"id": project_id, "path": "acme/web", "name": "web"}},
+            now=1.0,
+        )
+        receiver = alert_outbox.NewDelivery("email", "ops@example.com", action.id)
+        alert_outbox.add_deliveries(
+            conn, project_id, nid, [receiver], now=1.0, due=1.0, retry_period_s=0
+        )
+        [delivery] = alert_outbox.claim(conn, owner="t", now=2.0, limit=1, lease_s=1)
+        alert_outbox.finish(conn, delivery.id, "t", status="failed", now=2.0, error="SMTP 550")
+    return {"rule": rule.id, "action": action.id, "delivery": delivery.id}
 
 
 P = "/api/v4/projects/{p}"
@@ -148,7 +185,14 @@ REPORTER = _body({"access_level": 20})
 ACTIVE = _body({"active": True})
 ACTIVE_INTEGRATED = _body({"active": True, "integrated": True})
 UNRESOLVED = _body({"status": "unresolved"})
+PRIVACY = _body({"safe_fields": ["trace_id"], "ip_mode": "anonymize"})
 LINK = _body({"issue_id": 3})
+NEW_RULE = _body({"name": "x", "trigger": "new_error", "actions": [{"channel": "email"}]})
+RULE_CHANGE = _body({"cooldown_minutes": 60})
+EMAIL_ACTION = _body({"channel": "email", "target": "oncall@example.com"})
+EMAIL_TARGET = _body({"target": "team@example.com"})
+NOTIFY = _body({"email": True, "triggers": ["new_error"]})
+AR = ET + "/alert_rules"
 NEW_RELEASE = _body({"version": "web@1", "projects": ["web"]})
 ASSEMBLE = _body({"checksum": "a" * 40, "chunks": ["a" * 40], "projects": ["web"]})
 
@@ -177,6 +221,8 @@ MATRIX: list[tuple[str, str, Any, str]] = [
     ("GET",    ET + "/settings", None,                        "401 404 403 403 403 200 200 200 200 401 401"),
     ("PATCH",  ET + "/settings", ACTIVE,                      "401 404 403 403 403 200 200 200 403 401 401"),
     ("PUT",    ET + "/settings", ACTIVE_INTEGRATED,           "401 404 403 403 403 200 200 200 403 401 401"),
+    ("GET",    ET + "/privacy", None,                         "401 404 403 403 403 200 200 200 200 401 401"),
+    ("PUT",    ET + "/privacy", PRIVACY,                      "401 404 403 403 403 200 200 200 403 401 401"),
     ("GET",    ET + "/errors", None,                          "401 404 403 200 200 200 200 200 200 401 401"),
     ("GET",    ET + "/errors/{e}", None,                      "401 404 403 200 200 200 200 200 200 401 401"),
     ("PUT",    ET + "/errors/{e}", UNRESOLVED,                "401 404 403 403 200 200 200 200 403 401 401"),
@@ -184,6 +230,21 @@ MATRIX: list[tuple[str, str, Any, str]] = [
     ("GET",    ET + "/errors/{e}/events/latest", None,        "401 404 403 200 200 200 200 200 200 401 401"),
     ("GET",    ET + "/errors/{e}/events/{ev}", None,          "401 404 403 200 200 200 200 200 200 401 401"),
     ("GET",    ET + "/releases", None,                        "401 404 403 200 200 200 200 200 200 401 401"),
+    ("GET",    AR, None,                                      "401 404 200 200 200 200 200 200 200 401 401"),
+    ("POST",   AR, NEW_RULE,                                  "401 404 403 403 403 201 201 201 403 401 401"),
+    ("GET",    AR + "/{rule}", None,                          "401 404 200 200 200 200 200 200 200 401 401"),
+    ("PUT",    AR + "/{rule}", RULE_CHANGE,                   "401 404 403 403 403 200 200 200 403 401 401"),
+    ("DELETE", AR + "/{fresh_rule}", None,                    "401 404 403 403 403 204 204 204 403 401 401"),
+    ("POST",   AR + "/{rule}/actions", EMAIL_ACTION,          "401 404 403 403 403 201 201 201 403 401 401"),
+    ("PUT",    AR + "/{rule}/actions/{action}", EMAIL_TARGET, "401 404 403 403 403 200 200 200 403 401 401"),
+    ("DELETE", AR + "/{fresh_rule}/actions/{fresh_action}", None, "401 404 403 403 403 204 204 204 403 401 401"),
+    ("POST",   AR + "/{rule}/actions/{action}/test", None,    "401 404 403 403 403 200 200 200 403 401 401"),
+    ("GET",    ET + "/alert_deliveries", None,                "401 404 403 200 200 200 200 200 200 401 401"),
+    ("GET",    ET + "/alert_deliveries/{delivery}", None,     "401 404 403 200 200 200 200 200 200 401 401"),
+    ("POST",   ET + "/alert_deliveries/{delivery}/retry", None,
+                                                              "401 404 403 403 403 200 200 200 403 401 401"),
+    ("GET",    ET + "/notification_settings", None,           "401 404 403 200 200 200 200 200 200 401 401"),
+    ("PUT",    ET + "/notification_settings", NOTIFY,         "401 404 403 200 200 200 200 200 403 401 401"),
     ("GET",    ET + "/artifacts?release=web@1", None,         "401 404 403 200 200 200 200 200 200 401 401"),
     # issue 12: attachments, user feedback and logs are read as errors are (Reporter+)
     ("GET",    ET + "/errors/{e}/events/{ev}/attachments", None, "401 404 403 200 200 200 200 200 200 401 401"),
@@ -222,6 +283,10 @@ def _path(template: str, w: World) -> str:
         values["fresh_artifact"] = w.fresh_artifact()
     if "{owner_token}" in template:
         values["owner_token"] = w.fresh_owner_token()
+    values.update(w.alert_ids)
+    if "{fresh_rule}" in template or "{fresh_action}" in template:
+        fresh = alert_world(w.api, w.project_id)
+        values["fresh_rule"], values["fresh_action"] = fresh["rule"], fresh["action"]
     return template.format(**values)
 
 

@@ -11,17 +11,26 @@ import argparse
 import os
 import re
 import tempfile
+import uuid
 from pathlib import Path
 
+import httpx
+import orjson
+import sqlalchemy as sa
 from playwright.sync_api import Locator, Page, sync_playwright
 
+from tests.alerts.demo import populate_alerts
 from tests.browser.demo_data import populate
 from tests.browser.harness import launch_browser, sign_in
-from tests.helpers import free_port, start_server
+from tests.helpers import free_port, start_server, wait_for
+from tests.privacy import secrets
 from tests.sourcemaps import demo as sourcemap_demo
 from tracebox.config import Settings
 from tracebox.models import AccessLevel
-from tracebox.store import Database, members, projects
+from tracebox.privacy import IpMode, PrivacySettings
+from tracebox.store import Database, client_keys, members, projects
+from tracebox.store import privacy as privacy_store
+from tracebox.store.tables import errors
 from tracebox.tracking import settings as tracking_settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,6 +52,7 @@ def main() -> None:
         server = start_server(settings, port=port)
         try:
             path = _data(settings)
+            _privacy_demo(settings, server.url, path)
             _shoot(server.url, path, args.out)
         finally:
             server.stop()
@@ -56,10 +66,46 @@ def _data(settings: Settings) -> str:
             tracking_settings.save(conn, project.id, active=True, integrated=True, create=True)
             members.add(conn, project.id, 1, AccessLevel.OWNER)  # root
         populate(db, project.id)
+        populate_alerts(db, settings, project.id, project.path)
         sourcemap_demo.add(db, project.id)
     finally:
         db.dispose()
     return project.path
+
+
+def _privacy_demo(settings: Settings, base: str, path: str) -> None:
+    """An event full of secrets, sent through ingestion and the digest like any other,
+    with the project's privacy settings changed from the defaults."""
+    db = Database(settings.resolved_database_url())
+    try:
+        with db.write() as conn:
+            project = projects.get_by_path(conn, path)
+            assert project is not None
+            key = client_keys.create(conn, project.id)
+            privacy_store.put(
+                conn,
+                project.id,
+                PrivacySettings(sensitive_fields=("order_ref",), ip_mode=IpMode.ANONYMIZE),
+            )
+        payload = orjson.dumps(secrets.raw_event(uuid.uuid4().hex))
+        body = b"\n".join([b"{}", orjson.dumps({"type": "event"}), payload])
+        auth = {"X-Sentry-Auth": f"Sentry sentry_key={key.public_key}, sentry_version=7"}
+        url = f"{base}/api/{project.id}/envelope/"
+        httpx.post(url, content=body, headers=auth, timeout=10).raise_for_status()
+        wait_for(lambda: _stored(db) > 0)
+    finally:
+        db.dispose()
+
+
+def _stored(db: Database) -> int:
+    with db.read() as conn:
+        return int(
+            conn.execute(
+                sa.select(sa.func.count())
+                .select_from(errors)
+                .where(errors.c.title.like("PaymentError%"))
+            ).scalar_one()
+        )
 
 
 def _shoot(base: str, path: str, out: Path) -> None:
@@ -74,8 +120,22 @@ def _shoot(base: str, path: str, out: Path) -> None:
         _save(page, out / "error-details.png", full_page=True)
         page.goto(f"{base}/{path}/-/settings/monitor")
         _save(page, out / "settings.png", full_page=True)
+        page.goto(f"{base}/{path}/-/settings/privacy")
+        _save(page, out / "privacy-settings.png", full_page=True)
+        page.goto(f"{base}/{path}/-/error_tracking?status=all&search=PaymentError")
+        link = page.get_by_role("link", name=re.compile("PaymentError")).first
+        page.goto(f"{base}{link.get_attribute('href')}")
+        marker = page.locator("mark.scrubbed").first
+        marker.focus()
+        _save(page, out / "privacy-marks.png", full_page=True)
         page.goto(f"{base}/{path}/-/error_tracking/releases")
         _save(page, out / "releases.png")
+        page.goto(f"{base}/{path}/-/alerts")
+        _save(page, out / "alert-rules.png")
+        page.get_by_role("link", name="Checkout surges").click()
+        _save(page, out / "alert-rule-form.png", full_page=True)
+        page.goto(f"{base}/{path}/-/alerts/deliveries")
+        _save(page, out / "alert-deliveries.png")
         _source_maps(page, base, path, out)
         page.set_viewport_size({"width": 390, "height": 844})
         page.goto(f"{base}/{path}/-/error_tracking")

@@ -32,7 +32,7 @@ def spool(settings: Settings, records: list[bytes]) -> None:
     writer = SpoolWriter(
         settings.spool_dir,
         segment_bytes=1 << 20,
-        max_total_bytes=1 << 30,
+        max_undigested_bytes=1 << 30,
         commit_interval_s=0,
         retry_after=30,
     )

@@ -65,6 +65,8 @@ class Answer:
     at: float  # monotonic time the answer came
     status: int  # 0: no answer (connection refused or reset)
     event_id: str
+    detail: str = ""  # the body of a refusal
+    retry_after: str | None = None
 
 
 @dataclass
@@ -107,6 +109,10 @@ class Load:
         with self._lock:
             return Counter(a.status for a in self.answers if since <= a.at <= until)
 
+    def refusals(self, since: float = 0.0) -> list[Answer]:
+        with self._lock:
+            return [a for a in self.answers if a.status != 200 and a.at >= since]
+
     def wait_acks(self, more: int, *, timeout: float = 60) -> None:
         """Wait until ``more`` envelopes beyond those acknowledged now are acknowledged."""
         target = len(self.acked) + more
@@ -126,10 +132,14 @@ class Load:
                 event_id = uuid.uuid4().hex
                 body = envelope(event_id, sender * 1_000_000 + n, self.padding)
                 try:
-                    status = client.post(self.url, content=body, headers=headers).status_code
+                    r = client.post(self.url, content=body, headers=headers)
+                    answer = Answer(time.monotonic(), r.status_code, event_id)
+                    if r.status_code != 200:
+                        answer.detail = r.text[:300]
+                        answer.retry_after = r.headers.get("retry-after")
                 except httpx.TransportError:
-                    status = 0
+                    answer = Answer(time.monotonic(), 0, event_id)
                 with self._lock:
-                    self.answers.append(Answer(time.monotonic(), status, event_id))
+                    self.answers.append(answer)
                 n += 1
                 self._stop.wait(max(0.0, interval - (time.monotonic() - started)))

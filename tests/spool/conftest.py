@@ -26,7 +26,7 @@ def make_writer(spool_dir: Path) -> Iterator[Callable[..., SpoolWriter]]:
     def make(**overrides: Any) -> SpoolWriter:
         options: dict[str, Any] = {
             "segment_bytes": MIB,
-            "max_total_bytes": 1024 * MIB,
+            "max_undigested_bytes": 1024 * MIB,
             "commit_interval_s": 0.002,
             "retry_after": 30,
         }

@@ -35,7 +35,7 @@ async def produce(writer, task):
 
 async def main():
     writer = SpoolWriter(Path(sys.argv[1]), segment_bytes=256 * 1024,
-                         max_total_bytes=1 << 40, commit_interval_s=0.0, retry_after=1)
+                         max_undigested_bytes=1 << 40, commit_interval_s=0.0, retry_after=1)
     await writer.start()
     await asyncio.gather(*(produce(writer, task) for task in range(32)))
 

@@ -27,7 +27,7 @@ def test_random_records_round_trip(calls: list[list[int]], batch: int, seed: int
         writer = SpoolWriter(
             directory,
             segment_bytes=MIB,  # 1 MiB records overflow it: rotation and oversized calls
-            max_total_bytes=1024 * MIB,
+            max_undigested_bytes=1024 * MIB,
             commit_interval_s=0.0,
             retry_after=1,
         )

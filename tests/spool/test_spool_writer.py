@@ -125,7 +125,7 @@ def test_spool_full_at_the_cap_and_recovery(
 ) -> None:
     monkeypatch.setattr(space, "CAP_REFRESH_S", 0.0)  # measure the directory every time
     cap = 32 * 1024
-    writer = make_writer(segment_bytes=4096, max_total_bytes=cap)
+    writer = make_writer(segment_bytes=4096, max_undigested_bytes=cap)
     writer.start_sync()
     accepted = 0
     with pytest.raises(SpoolFull) as full:
@@ -148,7 +148,7 @@ def test_cap_is_cached_between_measurements(
     make_writer: MakeWriter, spool_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(space, "CAP_REFRESH_S", 3600.0)
-    writer = make_writer(max_total_bytes=10_000)
+    writer = make_writer(max_undigested_bytes=10_000)
     writer.start_sync()
     writer.append_sync([rec(0, size=4000)])
     # Bytes written by other processes are seen only at the next measurement, but this

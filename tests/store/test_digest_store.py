@@ -166,16 +166,6 @@ def test_sessions_upsert_keeps_highest_seq_and_terminal_state(db: Database) -> N
     assert [tuple(r) for r in rows] == [(2, "crashed")]
 
 
-def test_cursors_round_trip(db: Database) -> None:
-    with db.write() as conn:
-        store_digest.save_cursors(conn, {"a.seg": 10, "b.seg": 20})
-        store_digest.save_cursors(conn, {"a.seg": 30})
-    with db.write() as conn:
-        assert store_digest.load_cursors(conn) == {"a.seg": 30, "b.seg": 20}
-        store_digest.forget_cursors(conn, ["a.seg"])
-        assert store_digest.load_cursors(conn) == {"b.seg": 20}
-
-
 def test_several_sessions_in_one_batch(db: Database) -> None:
     pid = new_project(db)
     base = SESSION

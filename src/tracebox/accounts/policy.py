@@ -28,7 +28,8 @@ class Action(StrEnum):
     ADMIN_MEMBERS = "admin_members"
     READ_ERRORS = "read_errors"  # errors, events, release health
     UPDATE_ERROR = "update_error"  # an error's status
-    ADMIN_ERROR_TRACKING = "admin_error_tracking"  # settings and client keys
+    ADMIN_ERROR_TRACKING = "admin_error_tracking"  # settings, client keys, alert rules
+    READ_ALERT_RULES = "read_alert_rules"  # alert rules: every member sees them (issue 14)
     WRITE_RELEASES = "write_releases"  # releases, deploys, source map uploads (sentry-cli)
     DELETE_RELEASES = "delete_releases"  # a release and its artifacts
 
@@ -41,6 +42,7 @@ MIN_LEVEL: dict[Action, AccessLevel] = {
     Action.READ_ERRORS: AccessLevel.REPORTER,
     Action.UPDATE_ERROR: AccessLevel.DEVELOPER,
     Action.ADMIN_ERROR_TRACKING: AccessLevel.MAINTAINER,
+    Action.READ_ALERT_RULES: AccessLevel.GUEST,
     Action.WRITE_RELEASES: AccessLevel.DEVELOPER,
     Action.DELETE_RELEASES: AccessLevel.MAINTAINER,
 }
@@ -51,6 +53,7 @@ ERROR_TRACKING_ACTIONS = frozenset(
         Action.ADMIN_ERROR_TRACKING,
         Action.WRITE_RELEASES,
         Action.DELETE_RELEASES,
+        Action.READ_ALERT_RULES,
     }
 )
 

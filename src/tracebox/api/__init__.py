@@ -17,8 +17,10 @@ from starlette.routing import BaseRoute
 from tracebox import __version__ as tracebox_version
 from tracebox.api import (
     problems,
+    routes_alerts,
     routes_artifacts,
     routes_errors,
+    routes_privacy,
     routes_projects,
     routes_sdkdata,
     routes_tracking,
@@ -57,8 +59,17 @@ def create_v4(ctx: ApiContext) -> FastAPI:
         responses=problems.PROBLEM_RESPONSES,
     )
     app.state.api_context = ctx
-    routers = (routes_users, routes_projects, routes_tracking, routes_errors, routes_artifacts)
-    for module in (*routers, routes_sdkdata):
+    v4_routers = (
+        routes_users,
+        routes_projects,
+        routes_tracking,
+        routes_errors,
+        routes_artifacts,
+        routes_privacy,
+        routes_alerts,
+        routes_sdkdata,
+    )
+    for module in v4_routers:
         app.include_router(module.router)
     problems.install(app, problems.gitlab_body)
     app.add_middleware(OneReadPerRequest, db=ctx.db)

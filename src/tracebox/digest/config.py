@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection
 
+from tracebox.privacy import DEFAULT_SETTINGS, PrivacySettings
+from tracebox.store import privacy as privacy_store
 from tracebox.store import projects
 
 
@@ -24,6 +26,7 @@ from tracebox.store import projects
 class ProjectConfig:
     project_id: int
     version: int  # projects.config_version this was loaded at
+    privacy: PrivacySettings = DEFAULT_SETTINGS  # what is scrubbed (issue 11)
 
 
 class ConfigCache:
@@ -49,4 +52,8 @@ class ConfigCache:
 
 def _load(conn: Connection, versions: dict[int, int]) -> dict[int, ProjectConfig]:
     """Build the configurations of these projects (at these versions)."""
-    return {pid: ProjectConfig(project_id=pid, version=v) for pid, v in versions.items()}
+    privacy = privacy_store.get_many(conn, versions)
+    return {
+        pid: ProjectConfig(project_id=pid, version=v, privacy=privacy[pid])
+        for pid, v in versions.items()
+    }

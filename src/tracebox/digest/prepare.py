@@ -28,7 +28,7 @@ from typing import Any
 
 import orjson
 
-from tracebox import grouping
+from tracebox import grouping, privacy
 from tracebox.digest import sdkdata
 from tracebox.digest.config import ProjectConfig
 from tracebox.grouping.inapp import mark_sdk_frames
@@ -176,6 +176,8 @@ class Preparer:
         return event
 
     def _scrubbed(self, event: Event, config: ProjectConfig) -> Event:
+        # Before anything is derived from the event: grouping, summary, payload (issue 11).
+        event = privacy.scrub(event, config.privacy)
         for stage in self._stages:
             event = stage(event, config)
         return event

@@ -4,20 +4,25 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sqlalchemy import Connection
 from sqlalchemy.exc import SQLAlchemyError
 
+from tracebox import alerts
+from tracebox.alerts import AlertPolicy
+from tracebox.alerts.digest_input import alert_batch
 from tracebox.config import Settings
 from tracebox.digest import sdkdata
 from tracebox.digest.config import ConfigCache
 from tracebox.digest.prepare import PreparedBatch, Preparer, project_ids, read_records
-from tracebox.logcondition import LoggedCondition, first_line
+from tracebox.logs import LoggedCondition, first_line
 from tracebox.metrics import Metrics
-from tracebox.spool import Batch, SpoolReader
-from tracebox.store import Database
+from tracebox.spool import Batch, SpoolReader, progress
+from tracebox.store import Database, cursors
 from tracebox.store import digest as store_digest
 from tracebox.store.error_hashes import ErrorIdCache
 from tracebox.symbolication import MapCache, StoreArtifacts, Symbolicator
@@ -33,12 +38,19 @@ class DigestStats:
     events_inserted: int = 0
     events_duplicate: int = 0
     last_batch_size: int = 0
-    pending_bytes: int = 0
+
+
+SINGLE_NODE = "local"  # the node name when none is given (one node, e.g. in tests)
+PROGRESS_INTERVAL_S = 1.0  # publish progress at least this often while idle
 
 
 class DigestWorker:
     """Single-threaded consumer of one node's spool. Exactly-once per record: the batch's
-    rows and the new cursors are committed in the same transaction."""
+    rows and the new cursors are committed in the same transaction.
+
+    ``node`` names this node's cursor rows in the database; ``serve`` and ``digest`` pass
+    the data directory's node id, so nodes sharing a database never touch each other's.
+    """
 
     def __init__(
         self,
@@ -46,31 +58,40 @@ class DigestWorker:
         reader: SpoolReader,
         *,
         batch_size: int,
+        node: str = SINGLE_NODE,
         metrics: Metrics | None = None,
         symbolication_cache_bytes: int = DEFAULT_SYMBOLICATION_CACHE_BYTES,
         sdk_limits: sdkdata.SdkLimits | None = None,
+        alert_policy: AlertPolicy | None = None,
     ) -> None:
         self.db = db
         self.sdk_limits = sdk_limits or sdkdata.SdkLimits()
         self.metrics = metrics
         self.reader = reader
         self.batch_size = batch_size
+        self.node = node
         self.symbolicator = Symbolicator(StoreArtifacts(db), MapCache(symbolication_cache_bytes))
         self.preparer = Preparer(symbolicator=self.symbolicator)
         self.configs = ConfigCache()
         self.error_ids = ErrorIdCache()
         self.stats = DigestStats()
+        self._tidied = False
+        self._unforgotten: set[str] = set()  # deleted segments whose rows remain
+        self._drained_at: dict[str, float] = {}
+        self._published_at = float("-inf")
+        self.alert_policy = alert_policy or AlertPolicy()
 
     def run_once(self) -> int:
         """Digest one batch; return how many records it held (0 = spool drained)."""
+        if not self._tidied:
+            self._tidy_cursors()
         with self.db.read() as conn:
-            positions = store_digest.load_cursors(conn)
+            positions = cursors.load(conn, self.node)
+        read_at = time.time()
         batch = self.reader.read(positions, self.batch_size)
         if not batch.records:
             self._release(positions)
-            self.stats.pending_bytes = 0
-            if self.metrics:
-                self.metrics.digest_lag_bytes.set(0)
+            self._publish(positions, batch.drained, read_at, changed=False)
             return 0
         try:
             result = self._commit(batch)
@@ -82,14 +103,14 @@ class DigestWorker:
             log.exception("digest batch refused; digesting its records one by one")
             result = self._commit_singly(positions, len(batch.records))
         self._release(batch.positions)
+        self._publish(batch.positions, batch.drained, read_at, changed=True)
         self.stats.batches += 1
         self.stats.records += len(batch.records)
         self.stats.last_batch_size = len(batch.records)
         self.stats.events_inserted += result.events_inserted
         self.stats.events_duplicate += result.events_duplicate
-        self.stats.pending_bytes = self.reader.pending_bytes(batch.positions)
         if self.metrics:
-            self.metrics.digested(len(batch.records), result, self.stats.pending_bytes)
+            self.metrics.digested(len(batch.records), result)
         return len(batch.records)
 
     def _commit(self, batch: Batch) -> store_digest.BatchResult:
@@ -100,7 +121,7 @@ class DigestWorker:
         prepared = self.preparer.prepare(records, configs)
         with self.db.write() as conn:
             result = self._write(conn, prepared)
-            store_digest.save_cursors(conn, batch.positions)
+            cursors.advance(conn, self.node, batch.positions)
         return result
 
     def _commit_singly(self, positions: dict[str, int], count: int) -> store_digest.BatchResult:
@@ -128,7 +149,7 @@ class DigestWorker:
         with self.db.write() as conn:
             if project_id is not None and store_digest.project_exists(conn, project_id):
                 store_digest.add_dropped(conn, {(project_id, "digest_refused"): 1})
-            store_digest.save_cursors(conn, one.positions)
+            cursors.advance(conn, self.node, one.positions)
 
     def _write(self, conn: Connection, prepared: PreparedBatch) -> store_digest.BatchResult:
         result = store_digest.write_events(conn, prepared.events, self.error_ids)
@@ -138,16 +159,50 @@ class DigestWorker:
             store_digest.write_session_aggregates(conn, project_id, aggregates)
         dropped = sdkdata.write(conn, prepared.sdk, self.sdk_limits)
         store_digest.add_dropped(conn, Counter(prepared.dropped) + Counter(dropped))
+        alerts.evaluate(
+            conn,
+            alert_batch(conn, result, prepared.sessions, prepared.aggregates),
+            self.alert_policy,
+        )
         if prepared.invalid:
             log.warning("spool records set aside: %s", dict(prepared.invalid))
             result.invalid.update(prepared.invalid)
         return result
 
     def _release(self, positions: dict[str, int]) -> None:
-        deleted = self.reader.release(positions)
-        if deleted:
+        """Delete consumed segments, then their cursor rows (in this order: a row without
+        its file is harmless, a file without its row would be digested again)."""
+        self._unforgotten.update(self.reader.release(positions))
+        if self._unforgotten:
             with self.db.write() as conn:
-                store_digest.forget_cursors(conn, deleted)
+                cursors.forget(conn, self.node, self._unforgotten)
+            self._unforgotten.clear()
+
+    def _publish(
+        self, positions: dict[str, int], drained: list[str], read_at: float, *, changed: bool
+    ) -> None:
+        """Tell the web workers what is digested (``spool.progress``): after every commit,
+        and at least every ``PROGRESS_INTERVAL_S`` while idle (so the lag they compute
+        from it stays near zero)."""
+        for name in drained:
+            self._drained_at[name] = read_at
+        now = time.monotonic()
+        if not changed and now - self._published_at < PROGRESS_INTERVAL_S:
+            return
+        present = set(self.reader.segment_names())
+        self._drained_at = {n: t for n, t in self._drained_at.items() if n in present}
+        mine = {n: p for n, p in positions.items() if n in present}
+        progress.publish(self.reader.directory, mine, self._drained_at)
+        self._published_at = now
+
+    def _tidy_cursors(self) -> None:
+        """Once per start: adopt this spool's rows from before cursors were per node, and
+        drop rows of segments deleted by a digest that died before forgetting them."""
+        with self.db.write() as conn:
+            cursors.adopt_legacy(conn, self.node, self.reader.segment_names())
+            rows = cursors.load(conn, self.node)
+            cursors.forget(conn, self.node, set(rows) - set(self.reader.segment_names()))
+        self._tidied = True
 
     def drain(self) -> int:
         """Digest until the spool is empty; return the records digested."""
@@ -157,10 +212,16 @@ class DigestWorker:
         return total
 
     def run_forever(
-        self, stop: threading.Event, *, poll_interval: float, reminder_seconds: float = 60.0
+        self,
+        stop: threading.Event,
+        *,
+        poll_interval: float,
+        reminder_seconds: float = 60.0,
+        beat: Callable[[], None] = lambda: None,
     ) -> None:
-        """Digest until ``stop`` is set. A failure keeps the spool and is retried after a
-        pause; it is logged when it starts, reminded while it lasts, and logged when over."""
+        """Digest until ``stop`` is set, finishing the batch in hand. A failure keeps the
+        spool and is retried after a pause; it is logged when it starts, reminded while it
+        lasts, and logged when over. ``beat`` is called every round (the heartbeat)."""
         database_down = LoggedCondition(
             log,
             "database unavailable; the digest keeps the spool",
@@ -168,6 +229,7 @@ class DigestWorker:
         )
         failing = LoggedCondition(log, "digest batch failed", reminder_seconds=reminder_seconds)
         while not stop.is_set():
+            beat()
             try:
                 digested = self.run_once()
             except Exception as e:

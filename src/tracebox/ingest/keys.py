@@ -19,7 +19,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from starlette.concurrency import run_in_threadpool
 
 from tracebox.errors import Unavailable
-from tracebox.logcondition import LoggedCondition, first_line
+from tracebox.logs import LoggedCondition, first_line
 from tracebox.models import IngestKey
 from tracebox.store import Database, client_keys
 

@@ -4,6 +4,11 @@ Appenders queue framed blobs with a waiter; the committer thread takes the whole
 writes it with one ``write`` and one ``fsync``, then wakes every waiter of the batch
 (asyncio waiters through one ``call_soon_threadsafe`` per event loop). While one fsync
 runs, the next batch accumulates, so concurrent appends share fsyncs.
+
+The thread also finishes (closes) its segment once it is ``segment_bytes`` big or
+``segment_max_age_s`` old, even while idle, so the digest can delete consumed records:
+a live segment is never deleted, and a small spool cap must not wait for a big segment
+to fill up (issue 9). The next segment is created when the next records come.
 """
 
 from __future__ import annotations
@@ -17,10 +22,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from tracebox.logs import LoggedCondition, first_line
 from tracebox.spool.format import FILE_HEADER_BYTES
 from tracebox.spool.segment import SegmentFile, SegmentNamer
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("tracebox.spool")
 
 # A commit outcome: None when durable, else the error that prevented it.
 Outcome = BaseException | None
@@ -36,10 +42,22 @@ class Pending:
 class Committer:
     """Owns the writer's current segment; while running, only its thread touches it."""
 
-    def __init__(self, directory: Path, *, segment_bytes: int, commit_interval_s: float) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        *,
+        segment_bytes: int,
+        segment_max_age_s: float,
+        commit_interval_s: float,
+        reminder_seconds: float = 60.0,
+    ) -> None:
         self._directory = directory
         self._segment_bytes = segment_bytes
+        self._segment_max_age_s = segment_max_age_s
         self._interval_s = commit_interval_s
+        self._write_failing = LoggedCondition(
+            log, "spool write failed, answering 503", reminder_seconds=reminder_seconds
+        )
         self._namer = SegmentNamer()
         self._segment: SegmentFile | None = None
         self._queue: list[Pending] = []
@@ -75,19 +93,27 @@ class Committer:
 
     def _run(self) -> None:
         while (batch := self._take()) is not None:
+            if not batch:  # idle past the segment's age: finish it
+                self._drop_segment()
+                continue
             try:
                 self._commit(b"".join(item.blob for item in batch))
                 outcome: Outcome = None
+                self._write_failing.cleared()
             except Exception as exc:  # an unacknowledged batch; recover on the next one
-                log.warning("spool commit failed: %s", exc)
+                self._write_failing.occurred(first_line(exc))
                 self._drop_segment()
                 outcome = exc
             _settle(batch, outcome)
 
     def _take(self) -> list[Pending] | None:
+        """The next batch; ``[]`` when the current segment got old while idle; None to stop."""
         with self._cond:
             while not self._queue and not self._stopping:
-                self._cond.wait()
+                timeout = self._time_left()
+                if timeout is not None and timeout <= 0:
+                    return []
+                self._cond.wait(timeout)
             if not self._queue:
                 return None
             deadline = time.monotonic() + self._interval_s
@@ -112,7 +138,16 @@ class Committer:
     def _is_full(self, segment: SegmentFile, incoming: int) -> bool:
         # A batch bigger than a whole segment still goes into one (fresh) segment.
         has_records = segment.size > FILE_HEADER_BYTES
-        return has_records and segment.size + incoming > self._segment_bytes
+        too_big = segment.size + incoming > self._segment_bytes
+        return has_records and (too_big or segment.age() >= self._segment_max_age_s)
+
+    def _time_left(self) -> float | None:
+        """Seconds until the current segment is old enough to finish; None: no deadline
+        (no segment, or an empty one: finishing it would only make another)."""
+        segment = self._segment
+        if segment is None or segment.size <= FILE_HEADER_BYTES:
+            return None
+        return self._segment_max_age_s - segment.age()
 
     def _new_segment(self) -> SegmentFile:
         return SegmentFile.create(self._directory, self._namer.next_name())

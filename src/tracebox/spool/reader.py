@@ -12,7 +12,7 @@ import os
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
@@ -40,6 +40,9 @@ class Batch:
     # Segment name -> offset just past the last record returned: the input positions
     # merged with the progress made. Pass it to the next ``read``.
     positions: dict[str, int]
+    # Segments this read consumed to their end (as far as they were written when it
+    # started): what they hold beyond that was written after the read started.
+    drained: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -61,22 +64,30 @@ class SpoolReader:
     def __init__(self, directory: Path) -> None:
         self._directory = directory
 
+    @property
+    def directory(self) -> Path:
+        return self._directory
+
     def read(self, positions: Mapping[str, int], max_records: int) -> Batch:
         """Up to ``max_records`` complete records after ``positions`` (missing = start)."""
         records: list[bytes] = []
         merged = dict(positions)
+        drained: list[str] = []
         for segment in self._segments():
             wanted = max_records - len(records)
             if wanted <= 0:
                 break
             start = _start(positions, segment.name)
             if start >= segment.size:
+                drained.append(segment.name)
                 continue
             result = self._read_segment(segment, start, wanted)
             records.extend(result.records)
             if result.end > start:
                 merged[segment.name] = result.end
-        return Batch(records, merged)
+            if result.stop in (Stop.END, Stop.TORN):  # a torn tail is still being written
+                drained.append(segment.name)
+        return Batch(records, merged, drained)
 
     def release(self, positions: Mapping[str, int]) -> list[str]:
         """Delete segments that are finished and fully consumed; return their names."""
@@ -87,6 +98,10 @@ class SpoolReader:
                 released.append(segment.name)
         self._remove_stale_tmp_files()
         return released
+
+    def segment_names(self) -> list[str]:
+        """Names of the segment files present, oldest first."""
+        return [segment.name for segment in self._segments()]
 
     def pending_bytes(self, positions: Mapping[str, int]) -> int:
         """Bytes of segment files not yet consumed per ``positions`` (the digest's lag)."""

@@ -43,6 +43,11 @@ class SegmentFile:
         self._fd = fd
         self.path = path
         self.size = size
+        self._created = time.monotonic()
+
+    def age(self) -> float:
+        """Seconds since this writer created the segment."""
+        return time.monotonic() - self._created
 
     @classmethod
     def create(cls, directory: Path, name: str) -> SegmentFile:

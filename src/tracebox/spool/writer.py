@@ -16,6 +16,12 @@ from tracebox.spool.space import SpaceAccount
 class SpoolWriter:
     """Appends records to this process's own segment files.
 
+    Refuses (``SpoolFull``, ``DiskFull``: 503) before writing anything when the spool
+    holds more than ``max_undigested_bytes`` not yet digested, or the disk would keep
+    less than ``min_free_bytes`` free. A segment is finished once it reaches
+    ``segment_bytes`` or ``segment_max_age_s``, so the digest can delete what it has
+    consumed even when few records arrive.
+
     Durability contract: when ``append`` returns, every record of the call has been
     written and fsynced (and the name of its segment file too), so a SIGKILL or power
     loss at any later moment cannot lose it. A call is all-or-nothing for the reader:
@@ -34,17 +40,28 @@ class SpoolWriter:
         directory: Path,
         *,
         segment_bytes: int,
-        max_total_bytes: int,
+        max_undigested_bytes: int,
         commit_interval_s: float,
         retry_after: int,
+        segment_max_age_s: float = 60.0,
+        min_free_bytes: int = 0,
+        reminder_seconds: float = 60.0,
     ) -> None:
         self._directory = directory
         self._retry_after = retry_after
         self._space = SpaceAccount(
-            directory, max_total_bytes=max_total_bytes, retry_after=retry_after
+            directory,
+            max_undigested_bytes=max_undigested_bytes,
+            min_free_bytes=min_free_bytes,
+            retry_after=retry_after,
+            reminder_seconds=reminder_seconds,
         )
         self._committer = Committer(
-            directory, segment_bytes=segment_bytes, commit_interval_s=commit_interval_s
+            directory,
+            segment_bytes=segment_bytes,
+            segment_max_age_s=segment_max_age_s,
+            commit_interval_s=commit_interval_s,
+            reminder_seconds=reminder_seconds,
         )
         self._started = False
 
@@ -53,7 +70,8 @@ class SpoolWriter:
         await asyncio.to_thread(self.start_sync)
 
     async def append(self, records: Sequence[bytes]) -> None:
-        """Return once all ``records`` are durable; raise ``SpoolFull`` or ``Unavailable``."""
+        """Return once all ``records`` are durable; raise ``Unavailable`` (``SpoolFull``,
+        ``DiskFull``, a failed write) otherwise."""
         blob = self._admit(records)
         if not blob:
             return

@@ -2,7 +2,8 @@
 
 Contract: applying a batch twice changes nothing the second time for events (unique
 ``(project_id, event_id)``; counters add only rows really inserted), and the caller
-commits the spool cursors in the same transaction, so no record is applied twice.
+commits the spool cursors (``store.cursors``) in the same transaction, so no record is
+applied twice.
 
 Set-based: each table gets one statement per batch (a multi-row insert or an
 executemany), never one per event, and no query runs per event. Rows are written in key
@@ -41,7 +42,6 @@ from tracebox.store.tables import (
     projects,
     session_aggregates,
     sessions,
-    spool_cursors,
 )
 
 TERMINAL_SESSION_STATES = ("exited", "crashed", "abnormal", "unhandled")
@@ -96,6 +96,8 @@ class BatchResult:
     regressed: list[ErrorEvent] = field(default_factory=list)  # resolved, reopened
     counts: dict[int, ErrorCounts] = field(default_factory=dict)  # per error id
     invalid: dict[str, int] = field(default_factory=dict)  # records set aside, by reason
+    # The events stored, per error id: alert rules (issue 14) read their summaries.
+    by_error: dict[int, list[PreparedEvent]] = field(default_factory=dict)
 
     @property
     def errors_created(self) -> int:
@@ -137,6 +139,7 @@ def write_events(
     result.counts = {
         i: ErrorCounts(len(evs), new_users.get(i, 0)) for i, evs in sorted(by_error.items())
     }
+    result.by_error = by_error
     return result
 
 
@@ -319,27 +322,6 @@ def add_dropped(conn: Connection, counts: Mapping[tuple[int, str], int]) -> None
 def project_exists(conn: Connection, project_id: int) -> bool:
     query = select(projects.c.id).where(projects.c.id == project_id)
     return conn.execute(query).first() is not None
-
-
-def load_cursors(conn: Connection) -> dict[str, int]:
-    return {
-        s: p for s, p in conn.execute(select(spool_cursors.c.segment, spool_cursors.c.position))
-    }
-
-
-def save_cursors(conn: Connection, positions: Mapping[str, int]) -> None:
-    if not positions:
-        return
-    stmt = insert(conn, spool_cursors)
-    stmt = stmt.on_conflict_do_update(
-        index_elements=["segment"], set_={"position": stmt.excluded.position}
-    )
-    conn.execute(stmt, [{"segment": s, "position": p} for s, p in positions.items()])
-
-
-def forget_cursors(conn: Connection, segments: Sequence[str]) -> None:
-    for chunk in _chunks(list(segments), 400):
-        conn.execute(spool_cursors.delete().where(spool_cursors.c.segment.in_(chunk)))
 
 
 def _chunks(items: list[Any], size: int) -> Iterable[list[Any]]:

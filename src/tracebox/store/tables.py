@@ -17,6 +17,7 @@ from sqlalchemy import (
     Integer,
     LargeBinary,
     MetaData,
+    PrimaryKeyConstraint,
     String,
     Table,
     Text,
@@ -103,6 +104,19 @@ error_tracking_settings = Table(
     # Where GitLab issues of this project live (https://gitlab.example.com/grp/app): an
     # issue GitLab links to an error by number becomes <this>/-/issues/<number>.
     Column("gitlab_project_url", Text),
+)
+
+# A project's privacy settings (issue 11); no row: the defaults (scrubbing on, IPs stored).
+privacy_settings = Table(
+    "privacy_settings",
+    metadata,
+    Column("project_id", Id, ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True),
+    Column("scrub_data", Boolean, nullable=False, default=True),
+    Column("sensitive_fields", Text, nullable=False, default="[]"),  # JSON list of names
+    Column("safe_fields", Text, nullable=False, default="[]"),  # JSON list of names
+    Column("ip_mode", String(16), nullable=False, default="store"),
+    Column("drop_user_ip", Boolean, nullable=False, default=False),
+    Column("updated_at", Float, nullable=False),
 )
 
 client_keys = Table(
@@ -260,12 +274,133 @@ dropped_items = Table(
     Column("count", BigInteger, nullable=False),
 )
 
-# Digest progress: byte offset consumed per spool segment, committed with the data.
+# Digest progress: byte offset consumed per spool segment, committed with the data. Each
+# node's digest reads and writes only its own rows (store.cursors; node ids: datadir).
 spool_cursors = Table(
     "spool_cursors",
     metadata,
-    Column("segment", String(255), primary_key=True),
+    Column("node", String(64), nullable=False),
+    Column("segment", String(255), nullable=False),
     Column("position", BigInteger, nullable=False),
+    PrimaryKeyConstraint("node", "segment", name="pk_spool_cursors_per_node"),
+)
+
+# --- alerts (issue 14) ------------------------------------------------------------------
+# Alert rules of a project: a trigger, filters, a cooldown; actions say where to send.
+alert_rules = Table(
+    "alert_rules",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("project_id", Id, ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
+    Column("name", String(255), nullable=False),
+    Column("enabled", Boolean, nullable=False, default=True),
+    # new_error | regression | surge | unignored | release_health
+    Column("trigger", String(32), nullable=False),
+    Column("threshold", Integer),  # surge: events or users; release health: minimum sessions
+    Column("threshold_kind", String(16)),  # surge: events | users
+    Column("window_minutes", Integer),  # surge: the window counted
+    Column("compare_factor", Float),  # surge: and N times the same window a day earlier
+    Column("crash_free_below", Float),  # release health: percent
+    Column("environment", String(255)),  # filters: NULL matches everything
+    Column("min_level", String(16)),
+    Column("tag_key", String(200)),
+    Column("tag_value", String(200)),
+    Column("release", String(255)),
+    Column("cooldown_minutes", Integer, nullable=False, default=30),
+    Column("created_at", Float, nullable=False),
+    Column("updated_at", Float, nullable=False),
+    # the digest's per-batch load of a project's rules; the rules page
+    Index("ix_alert_rules_project", "project_id", "id"),
+)
+
+alert_actions = Table(
+    "alert_actions",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("rule_id", Id, ForeignKey("alert_rules.id", ondelete="CASCADE"), nullable=False),
+    Column("project_id", Id, ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
+    Column("channel", String(16), nullable=False),  # email | webhook | slack | discord | teams
+    # email: addresses, space-separated ("" = the project's members); others: the URL,
+    # encrypted (chat webhook URLs are credentials)
+    Column("target", Text, nullable=False),
+    Column("target_display", String(255), nullable=False),  # shown in lists: the URL's host
+    Column("encrypted_secret", Text),  # webhook: the HMAC signing secret, encrypted
+    Column("created_at", Float, nullable=False),
+    # the actions of a rule
+    Index("ix_alert_actions_rule", "rule_id", "id"),
+)
+
+# One row per rule firing (or a storm digest folding many): what happened, as a snapshot.
+alert_notifications = Table(
+    "alert_notifications",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("project_id", Id, ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
+    Column("rule_id", Id, ForeignKey("alert_rules.id", ondelete="SET NULL")),
+    Column("kind", String(32), nullable=False),  # a trigger, "storm", "assigned" or "test"
+    Column("error_id", Id),  # no foreign key: the log outlives a deleted error
+    Column("payload", Text, nullable=False),  # JSON
+    Column("folded", Integer, nullable=False, default=0),  # storm: triggers folded in
+    Column("created_at", Float, nullable=False),
+    # storm detection: a rule's notifications in the last window
+    Index("ix_alert_notifications_rule_time", "rule_id", "created_at"),
+)
+
+# The outbox: one row per notification and receiver, claimed by the sender with a lease.
+alert_deliveries = Table(
+    "alert_deliveries",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("project_id", Id, ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
+    Column(
+        "notification_id",
+        Id,
+        ForeignKey("alert_notifications.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    Column("action_id", Id, ForeignKey("alert_actions.id", ondelete="SET NULL")),
+    Column("channel", String(16), nullable=False),
+    Column("recipient", String(255), nullable=False),  # an email address or the URL's host
+    Column("user_id", Id, ForeignKey("users.id", ondelete="SET NULL")),  # email to a member
+    Column("idempotency_key", String(32), nullable=False, unique=True),
+    Column("status", String(16), nullable=False),  # pending sending sent retrying failed
+    Column("attempts", Integer, nullable=False, default=0),
+    Column("next_attempt_at", Float, nullable=False),
+    Column("deadline_at", Float, nullable=False),  # retries stop here: then failed
+    Column("lease_owner", String(32)),
+    Column("lease_until", Float),
+    Column("last_error", Text),
+    Column("response_status", Integer),
+    Column("response_excerpt", Text),
+    Column("created_at", Float, nullable=False),
+    Column("updated_at", Float, nullable=False),
+    Column("sent_at", Float),
+    # the sender's claim: due rows by status and time
+    Index("ix_alert_deliveries_due", "status", "next_attempt_at"),
+    # the delivery log, newest first (keyset)
+    Index("ix_alert_deliveries_project", "project_id", "created_at", "id"),
+    # storm folding: the deliveries of one notification
+    Index("ix_alert_deliveries_notification", "notification_id"),
+)
+
+# Cooldowns: when a rule last fired for a subject ("error:<id>", "release:<version>").
+alert_cooldowns = Table(
+    "alert_cooldowns",
+    metadata,
+    Column("rule_id", Id, ForeignKey("alert_rules.id", ondelete="CASCADE"), primary_key=True),
+    Column("subject", String(300), primary_key=True),
+    Column("fired_at", Float, nullable=False),
+)
+
+# A member's email notification choices per project (no row: the role's default).
+alert_user_settings = Table(
+    "alert_user_settings",
+    metadata,
+    Column("user_id", Id, ForeignKey("users.id", ondelete="CASCADE"), primary_key=True),
+    Column("project_id", Id, ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True),
+    Column("email", Boolean, nullable=False),
+    Column("triggers", String(255), nullable=False),  # space-separated trigger kinds
+    Column("updated_at", Float, nullable=False),
 )
 
 # --- releases and source map artifacts (migration 0006_sourcemaps) -----------------------

@@ -24,8 +24,9 @@ UNREADABLE = (
 
 
 class TokenCipher:
-    def __init__(self, instance_secret: bytes) -> None:
-        key = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=HKDF_INFO).derive(
+    def __init__(self, instance_secret: bytes, *, info: bytes = HKDF_INFO) -> None:
+        # ``info`` separates keys per use (alert webhook URLs use their own).
+        key = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=info).derive(
             instance_secret
         )
         self._fernet = Fernet(base64.urlsafe_b64encode(key))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tracebox.privacy import read_remarks
 from tracebox.protocol.summary import EventSummary, summarize
 from tracebox.tracking.models import Event, ExceptionInfo, Frame, Mechanism
 
@@ -171,4 +172,5 @@ def to_event(
         contexts=_dict(payload.get("contexts")) or {},
         sdk=_dict(payload.get("sdk")),
         extra=_dict(payload.get("extra")) or {},
+        scrubbed=read_remarks(payload),
     )

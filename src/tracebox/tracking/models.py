@@ -7,6 +7,7 @@ from enum import StrEnum
 from typing import Any, Generic, TypeVar
 
 from tracebox.models import ErrorStatus
+from tracebox.privacy import ScrubRecord
 
 T = TypeVar("T")
 
@@ -127,6 +128,7 @@ class Event:
     request: dict[str, Any] | None = None
     contexts: dict[str, Any] = field(default_factory=dict)
     sdk: dict[str, Any] | None = None
+    scrubbed: ScrubRecord = field(default_factory=ScrubRecord)  # which rule filtered what
     extra: dict[str, Any] = field(default_factory=dict)  # "Additional data"
 
     @property

@@ -15,6 +15,7 @@ from tracebox.tracking import IntegratedSource
 from tracebox.tracking.cursor import MAX_CURSOR_LENGTH
 from tracebox.ui import charts, presenters, sdk_sections
 from tracebox.ui.links import error_url
+from tracebox.ui.privacy_marks import ScrubMarks
 from tracebox.ui.routes_errors import tracking_source
 from tracebox.ui.web import Req
 
@@ -53,6 +54,7 @@ def error_details(r: Req, project: str, error_id: int) -> Response:
         contexts=presenters.context_sections(event.contexts) if event else [],
         sdk_rows=presenters.rows(event.sdk) if event else [],
         extra_rows=presenters.value_rows(event.extra) if event else [],
+        scrub=ScrubMarks(event.scrubbed) if event else None,
         hourly=charts.bar_chart(details.error.frequency, width=480, height=96, gap=2),
         daily=charts.bar_chart(details.daily, width=480, height=96, gap=2, daily=True),
         statuses=ErrorStatus,

@@ -1,7 +1,7 @@
 """sdkdata: attachments, user feedback, client reports and logs (issue 12)
 
 Revision ID: 0009_sdkdata
-Revises: 0004_boundaries
+Revises: 0005_privacy
 
 New tables only: nothing stored before changes.
 """
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0009_sdkdata"
-down_revision = "0004_boundaries"
+down_revision = "0005_privacy"
 branch_labels = None
 depends_on = None
 

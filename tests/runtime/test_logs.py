@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from tracebox.logcondition import LoggedCondition
+from tracebox.logs import LoggedCondition
 
 
 class Clock:

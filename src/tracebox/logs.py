@@ -1,4 +1,4 @@
-"""Log a lasting condition (database down, disk full, spool full) without flooding the log.
+"""Logging for every process: one format, and lasting conditions logged as episodes.
 
 An outage makes the same failure happen many times a second: on every request, on every
 retry of the digest. Logging each one buries everything else (issue 9 counted 4,036
@@ -13,6 +13,14 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+
+FORMAT = "%(levelname)s %(name)s: %(message)s"
+
+
+def configure(level: str) -> None:
+    """Log to stderr in one format: the CLI, ``serve`` and the background process."""
+    logging.basicConfig(level=level.upper(), format=FORMAT)
+    logging.getLogger("alembic").setLevel(logging.WARNING)
 
 
 class LoggedCondition:

@@ -1,0 +1,51 @@
+"""Privacy: scrub secrets and personal data out of an event before it is stored (issue 11).
+
+Pure: rules in, scrubbed event out, no I/O. ``scrub(event, settings)`` takes a normalized
+event (docs/design.md) and returns a scrubbed copy in which every value a rule matched is
+``[Filtered]`` (or, for IP addresses, anonymised or removed), plus the remarks that say
+by which rule, in ``event["_scrubbed"]`` (``read_remarks`` reads them back for display).
+The rules and settings are described in docs/privacy.md.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from tracebox.privacy.remarks import ScrubRecord, read_remarks
+from tracebox.privacy.rules import FILTERED, RULES, Rule
+from tracebox.privacy.scrubber import REMARKS_KEY, Scrubber
+from tracebox.privacy.settings import (
+    DEFAULT_SETTINGS,
+    InvalidSetting,
+    IpMode,
+    PrivacySettings,
+)
+
+__all__ = [
+    "DEFAULT_SETTINGS",
+    "FILTERED",
+    "REMARKS_KEY",
+    "RULES",
+    "InvalidSetting",
+    "IpMode",
+    "PrivacySettings",
+    "Rule",
+    "ScrubRecord",
+    "read_remarks",
+    "scrub",
+    "scrubber_for",
+]
+
+MAX_COMPILED_SETTINGS = 256  # projects whose compiled rules are kept per process
+
+
+@lru_cache(maxsize=MAX_COMPILED_SETTINGS)
+def scrubber_for(settings: PrivacySettings) -> Scrubber:
+    """The compiled rules of ``settings`` (compiled once, reused for every event)."""
+    return Scrubber(settings)
+
+
+def scrub(event: dict[str, Any], settings: PrivacySettings = DEFAULT_SETTINGS) -> dict[str, Any]:
+    """``event`` scrubbed by ``settings``; the input is not changed."""
+    return scrubber_for(settings).scrub(event)

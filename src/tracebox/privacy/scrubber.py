@@ -1,0 +1,149 @@
+"""Scrub one normalized event: the JSON rules (``blob.py``), then what normalization
+derives (the formatted log message), then IP handling, then the remarks.
+
+Key rules apply everywhere except inside ``modules`` and ``sdk`` (package names such as
+``authlib`` are not secrets); text rules apply to every string, keys included. A safe
+field's value is kept whole, its children too. The input event is never changed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from tracebox.privacy import ip
+from tracebox.privacy.blob import BlobScrubber, Remarks, text_id
+from tracebox.privacy.keys import KeyMatcher
+from tracebox.privacy.rules import FILTERED, IP_ANONYMIZED, IP_REMOVED, SENSITIVE_KEY, normalize_key
+from tracebox.privacy.settings import IpMode, PrivacySettings
+from tracebox.privacy.text import TextScrubber
+
+REMARKS_KEY = "_scrubbed"  # in the stored payload: Remarks.as_json()
+_NO_KEY_RULES = ("modules", "sdk")
+_MIN_ECHO_CHARS = 4  # a filtered param shorter than this is not searched for in the message
+
+Path = list[str | int]
+
+
+class Scrubber:
+    """One project's compiled rules; ``scrub(event)`` returns the scrubbed copy."""
+
+    def __init__(self, settings: PrivacySettings) -> None:
+        self.settings = settings
+        keys = KeyMatcher(settings)
+        self.blob = BlobScrubber(keys, TextScrubber(keys, defaults=settings.scrub_data))
+
+    def scrub(self, event: dict[str, Any]) -> dict[str, Any]:
+        remarks = Remarks()
+        out = {k: v for k, v in event.items() if k != REMARKS_KEY}
+        if self.settings.scrub_data:
+            parts = [
+                ({k: v for k, v in out.items() if k not in _NO_KEY_RULES}, True),
+                ({k: out[k] for k in _NO_KEY_RULES if k in out}, False),
+            ]
+            blobs = [(orjson.dumps(part), keyed) for part, keyed in parts if part]
+            scrubbed = [self.blob.scrub(b, remarks, keyed=keyed) for b, keyed in blobs]
+            if remarks.learned:
+                scrubbed = [self.blob.forget_learned(b, remarks) for b in scrubbed]
+            for (before, _), after in zip(blobs, scrubbed, strict=True):
+                if after is not before:
+                    out.update(orjson.loads(after))
+            _echoed_params(event, out, remarks)
+        _ips(out, self.settings, remarks)
+        if remarks:
+            out[REMARKS_KEY] = remarks.as_json()
+        return out
+
+
+def _echoed_params(event: dict[str, Any], out: dict[str, Any], remarks: Remarks) -> None:
+    """A log message is its template with the params filled in, so a secret is in both:
+    a param filtered by its name is filtered in ``formatted`` too, and a param that a text
+    rule filtered out of ``formatted`` is filtered itself."""
+    before, after = event.get("logentry"), out.get("logentry")
+    if not isinstance(before, dict) or not isinstance(after, dict) or before is after:
+        return
+    raw, formatted = before.get("formatted"), after.get("formatted")
+    if not isinstance(raw, str) or not isinstance(formatted, str):
+        return
+    slots = list(zip(_slots(before.get("params")), _slots(after.get("params")), strict=False))
+    rules = remarks.text.get(text_id(formatted), []) if formatted != raw else []
+    for (_, sent), (_, kept) in slots:
+        if kept == FILTERED and isinstance(sent, str) and len(sent) >= _MIN_ECHO_CHARS:
+            formatted = formatted.replace(sent, FILTERED)
+    if formatted != after["formatted"]:
+        after["formatted"] = formatted
+        remarks.add_text(formatted, [*rules, SENSITIVE_KEY])
+    params = after.get("params")
+    for (_, sent), (slot, kept) in slots:
+        if isinstance(sent, str) and kept == sent and sent in raw and sent not in formatted:
+            params[slot] = FILTERED  # type: ignore[index]
+            remarks.add_text(FILTERED, rules or [SENSITIVE_KEY])
+
+
+def _slots(params: Any) -> list[tuple[Any, Any]]:
+    if isinstance(params, dict):
+        return list(params.items())
+    if isinstance(params, list):
+        return list(enumerate(params))
+    return []
+
+
+def _ips(event: dict[str, Any], settings: PrivacySettings, remarks: Remarks) -> None:
+    """IP handling on ``user.ip_address``, ``request.env`` and the request's forwarding
+    headers; the containers changed are copied first (they may be the input's)."""
+    mode = settings.ip_mode
+    user = event.get("user")
+    if isinstance(user, dict) and "ip_address" in user:
+        drop = settings.drop_user_ip or mode is IpMode.DROP
+        if drop or mode is IpMode.ANONYMIZE:
+            user = event["user"] = dict(user)
+            _one_ip(user, "ip_address", drop, ["user", "ip_address"], remarks)
+    request = event.get("request")
+    if mode is IpMode.STORE or not isinstance(request, dict):
+        return
+    request = event["request"] = dict(request)
+    if isinstance(request.get("env"), dict):
+        env = request["env"] = dict(request["env"])
+        for key in [k for k in env if normalize_key(k) in ip.IP_ENV_KEYS]:
+            _one_ip(env, key, mode is IpMode.DROP, ["request", "env", key], remarks)
+    if isinstance(request.get("headers"), list):
+        request["headers"] = _ip_headers(request["headers"], mode, remarks)
+
+
+def _one_ip(holder: dict[str, Any], key: str, drop: bool, path: Path, remarks: Remarks) -> None:
+    value = holder[key]
+    anonymized = None if drop or not isinstance(value, str) else ip.anonymize(value)
+    if anonymized is None:
+        del holder[key]
+        remarks.fields.append({"path": path, "rule": IP_REMOVED})
+    elif anonymized != value:
+        holder[key] = anonymized
+        remarks.fields.append({"path": path, "rule": IP_ANONYMIZED})
+
+
+def _ip_headers(headers: list[Any], mode: IpMode, remarks: Remarks) -> list[Any]:
+    """Forwarding headers anonymised, or removed."""
+    out: list[Any] = []
+    for pair in headers:
+        if not _is_ip_header(pair):
+            out.append(pair)
+        elif mode is IpMode.DROP:
+            remarks.fields.append({"path": ["request", "headers", pair[0]], "rule": IP_REMOVED})
+        else:
+            value = ip.anonymize_text(pair[1])
+            if value != pair[1]:
+                path = ["request", "headers", pair[0]]
+                remarks.fields.append({"path": path, "rule": IP_ANONYMIZED})
+            out.append([pair[0], value])
+    return out
+
+
+def _is_ip_header(pair: Any) -> bool:
+    return (
+        isinstance(pair, list)
+        and len(pair) == 2
+        and isinstance(pair[0], str)
+        and isinstance(pair[1], str)
+        and normalize_key(pair[0]) in ip.IP_HEADERS
+    )

@@ -17,6 +17,8 @@ CACHE = Path(os.environ.get("TRACEBOX_SDK_CACHE") or ROOT / ".cache" / "sdk")
 PYTHON_SDK_DATA = [sys.executable, str(ROOT / "tests" / "e2e" / "programs" / "python_sdk_data.py")]
 GO_SLOG = CACHE / "bin" / "go-0.50.0-slog"
 RUST_PANIC = CACHE / "rust-target" / "debug" / "tracebox-sdk-test-rust-panic"
+NODE_MODULES = CACHE / "node-11.12.0" / "node_modules"
+NODE_LOGS = ["node", str(ROOT / "tests" / "sdk" / "node" / "11.12.0" / "logs.js")]
 
 
 def installed(program: Path, langs: str) -> list[str]:
@@ -25,10 +27,16 @@ def installed(program: Path, langs: str) -> list[str]:
     return [str(program)]
 
 
+def node_logs() -> list[str]:
+    installed(NODE_MODULES / "@sentry" / "node" / "package.json", "node")
+    return NODE_LOGS
+
+
 def run(cmd: list[str], dsn: str) -> dict[str, str]:
     """Run a program with SENTRY_DSN; it must exit 0 (its SDK reported no failure).
     Returns the ``key=value`` lines it printed."""
     env = {**os.environ, "SENTRY_DSN": dsn, "TRACEBOX_RELEASE": "shop@2.0.0"}
+    env["NODE_PATH"] = str(NODE_MODULES)
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert done.returncode == 0, f"SDK reported a failure:\n{done.stdout}\n{done.stderr}"
     pairs = (line.split("=", 1) for line in done.stdout.splitlines() if "=" in line)

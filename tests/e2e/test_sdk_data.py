@@ -1,7 +1,8 @@
 """Issue 12 with real SDKs against a live server (SQLite and PostgreSQL): sentry-python's
 local variables in both APIs, its attachment downloaded and never inline, its feedback on
-its error and its logs in the trace; sentry-go's slog records in the log search and its
-error-level record in the error list; a real Rust panic blamed on the application."""
+its error, its logs in the trace and its client report; sentry-go's slog records and
+@sentry/node's Sentry.logger records in the log search, their error-level record in the
+error list; a real Rust panic blamed on the application."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 from tests.e2e import sdk_programs
 from tests.e2e.programs.python_sdk_data import ATTACHMENT
 from tests.helpers import LiveServer, cli, wait_for
+from tracebox.store import Database, client_reports
 
 pytestmark = pytest.mark.slow
 
@@ -24,6 +26,7 @@ class Rest:
     def __init__(self, server: LiveServer, project_id: int) -> None:
         token = cli(server.settings, "token", "create", "--user", "root", "--scope", "api")
         self.http = httpx.Client(base_url=server.url, headers={"PRIVATE-TOKEN": token["token"]})
+        self.project_id = project_id
         self.base = f"/api/v4/projects/{project_id}/error_tracking"
 
     def get(self, path: str) -> Any:
@@ -49,7 +52,7 @@ def _frames(exception: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def test_python_variables_attachment_feedback_and_logs(
-    project: tuple[str, Rest],
+    project: tuple[str, Rest], db: Database
 ) -> None:
     dsn, rest = project
     printed = sdk_programs.run(sdk_programs.PYTHON_SDK_DATA, dsn)
@@ -89,6 +92,12 @@ def test_python_variables_attachment_feedback_and_logs(
     ]
     assert logs[1]["attributes"]["logger.name"] == "shop.checkout"
 
+    def discarded() -> list[client_reports.Discarded]:
+        with db.read() as conn:
+            return client_reports.totals(conn, rest.project_id, since_hour=0)
+
+    assert wait_for(discarded) == [client_reports.Discarded("error", "before_send", 1)]
+
 
 def test_go_slog_records_are_logs_and_their_error_an_error(
     project: tuple[str, Rest],
@@ -111,6 +120,19 @@ def test_go_slog_records_are_logs_and_their_error_an_error(
     assert error["platform"] == "go"
     latest = rest.get(f"/errors/{error['id']}/events/latest")
     assert latest["contexts"]["trace"]["trace_id"] == logs[0]["trace_id"]
+
+
+def test_node_logger_records_are_logs(project: tuple[str, Rest]) -> None:
+    dsn, rest = project
+    sdk_programs.run(sdk_programs.node_logs(), dsn)
+    logs = wait_for(lambda: (found := rest.get("/logs")) and len(found) == 2 and found)
+    assert [(r["level"], r["body"]) for r in logs] == [
+        ("error", "payment failed"),
+        ("info", "order 42 received"),
+    ]
+    assert logs[1]["attributes"]["sentry.message.template"] == "order %s received"
+    (error,) = rest.errors(1)
+    assert (error["title"], error["platform"]) == ("payment failed", "node")
 
 
 def test_a_rust_panic_is_blamed_on_the_application(project: tuple[str, Rest]) -> None:

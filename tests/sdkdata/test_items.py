@@ -159,3 +159,15 @@ def test_log_hourly_counts_follow_every_record(ingest: Ingest) -> None:
         ingest.digest()
         total = conn.execute(sa.select(sa.func.sum(log_hourly.c.count))).scalar()
     assert total == 5
+
+
+def test_secrets_in_logs_and_feedback_are_scrubbed_before_storage(ingest: Ingest) -> None:
+    token = "ghp_" + "a1B2" * 9  # a GitHub token: scrubbed wherever it appears
+    record = log_record(f"login with {token}", password="hunter2-hunter2")
+    report = {"event_id": EVENT_ID, "name": "Ann", "comments": f"my token is {token}"}
+    post(ingest, log_container(record), json_item("user_report", report), event_id=None)
+    (stored,) = rows(ingest, logs)
+    assert token not in stored["body"] and "hunter2" not in stored["attributes"]
+    assert "[Filtered]" in stored["attributes"]
+    (feedback,) = rows(ingest, user_reports)
+    assert token not in feedback["comments"] and feedback["name"] == "Ann"

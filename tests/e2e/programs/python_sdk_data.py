@@ -1,7 +1,8 @@
 """A real sentry-sdk (Python 2.x, the one Tracebox installs) sending what issue 12 keeps:
 an exception with local variables and an HTML attachment, user feedback about it (a
-hand-built ``feedback`` item: the Python SDK has no helper), and logs (``enable_logs``)
-in the same trace as the exception.
+hand-built ``feedback`` item: the Python SDK has no helper), logs (``enable_logs``) in
+the same trace as the exception, and a message its ``before_send`` drops (which the SDK
+reports in a ``client_report``: reason ``before_send``, category ``error``).
 
 Environment: SENTRY_DSN (required). Prints ``event_id=<32 hex>``, ``trace_id=<32 hex>``
 and ``feedback_id=<32 hex>``. Exits 0 only if every request the SDK made was answered
@@ -50,6 +51,10 @@ def checkout(order_id: int) -> None:
     charge(order_id, items["sku-1"])
 
 
+def drop_test_messages(event, hint):  # type: ignore[no-untyped-def]
+    return None if event.get("message") == "dropped by before_send" else event
+
+
 def feedback_envelope(event_id: str) -> tuple[Envelope, str]:
     feedback_id = uuid.uuid4().hex
     feedback = {
@@ -85,6 +90,7 @@ def main() -> int:
         transport=RecordingTransport,
         enable_logs=True,
         include_local_variables=True,  # the default, said out loud
+        before_send=drop_test_messages,
         debug=bool(os.environ.get("TRACEBOX_SDK_DEBUG")),
     )
     logging.basicConfig(level=logging.INFO)
@@ -98,6 +104,7 @@ def main() -> int:
             event_id = sentry_sdk.capture_exception(exc)
         trace_id = scope.get_active_propagation_context().trace_id
     assert event_id is not None
+    sentry_sdk.capture_message("dropped by before_send")
     client = sentry_sdk.get_client()
     envelope, feedback_id = feedback_envelope(event_id)
     assert client.transport is not None

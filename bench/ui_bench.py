@@ -29,9 +29,10 @@ from dataclasses import dataclass
 from html import unescape
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import httpx
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/ui_data.py
 
@@ -53,21 +54,25 @@ ASGIApp = Callable[[dict[str, Any], Any, Any], Awaitable[None]]
 
 @dataclass
 class Timed:
-    """Wraps the app; records the server time of each request in milliseconds."""
+    """Wraps the app; records the server time of each request in milliseconds, and the
+    CPU time the process used meanwhile (requests run one at a time: all of it is the
+    request's), which other jobs on a shared machine do not inflate."""
 
     app: ASGIApp
     last_ms: float = 0.0
+    last_cpu_ms: float = 0.0
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
 
         async def timed_send(message: dict[str, Any]) -> None:
             await send(message)
             if message["type"] == "http.response.body" and not message.get("more_body"):
                 self.last_ms = (time.perf_counter() - started) * 1000
+                self.last_cpu_ms = (time.process_time() - cpu) * 1000
 
         await self.app(scope, receive, timed_send)
 
@@ -98,6 +103,7 @@ def _arguments() -> argparse.Namespace:
     p.add_argument("--data-dir", type=Path, default=None, help="default: a temporary directory")
     p.add_argument("--keep", action="store_true", help="keep the data directory")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--only", default="", help="a regular expression: time only matching shapes")
     return p.parse_args()
 
 
@@ -132,6 +138,8 @@ def _ensure_data(db: Database, args: argparse.Namespace) -> None:
             rate = written / (time.perf_counter() - started)
             print(f"  wrote {written:,} events ({rate:,.0f}/s)", flush=True)
     with db.write() as conn:
+        # "assigned:me": every 50th error is the bench user's
+        conn.execute(update(errors).where(errors.c.id % 50 == 0).values(assignee_id=user.id))
         conn.exec_driver_sql("ANALYZE")
     print(f"generated in {time.perf_counter() - started:.0f} s")
 
@@ -148,13 +156,12 @@ async def _measure(settings: Settings, db: Database, args: argparse.Namespace) -
         shapes = await _shapes(client, db)
         results = {}
         for name, urls in shapes.items():
+            if not re.search(args.only, name):
+                continue
             results[name] = await _time(client, timed, urls, args)
     _report(results, db, args)
-    worst = {
-        "list": max(v["p95"] for k, v in results.items() if k.startswith("list")),
-        "details": max(v["p95"] for k, v in results.items() if k.startswith("details")),
-    }
-    return 0 if all(v <= TARGET_P95_MS for v in worst.values()) else 1
+    worst = [v["p95"] for v in results.values()]
+    return 0 if all(p95 <= TARGET_P95_MS for p95 in worst) else 1
 
 
 async def _sign_in(client: httpx.AsyncClient) -> None:
@@ -199,6 +206,7 @@ async def _shapes(client: httpx.AsyncClient, db: Database) -> dict[str, list[str
         "list: all statuses": [f"{base}?status=all"],
         "list: resolved": [f"{base}?status=resolved"],
         "list: search (no index: scans the project)": [f"{base}?search=failed+for+record+4"],
+        **_query_shapes(base),
         "details: busiest error (~10% of events)": [f"{base}/{busiest}"],
         "details: median error": [f"{base}/{median}"],
         "details: 50 errors across the range": [f"{base}/{i}" for i in spread],
@@ -208,19 +216,46 @@ async def _shapes(client: httpx.AsyncClient, db: Database) -> dict[str, list[str
     }
 
 
+# Search queries (issue 15): each shape is a list page with that query, the same code
+# path as the UI's search box. Values name what bench/ui_data.py generates.
+QUERIES = {
+    "query: level and status": "is:unresolved level:fatal",
+    "query: times seen": "times-seen:>500",
+    "query: first seen, relative": "first-seen:-7d",
+    "query: free text": "failed record",
+    "query: assigned to me": "assigned:me",
+    "query: for review": "is:for_review",
+    "query: release": "release:app@2.3.0",
+    "query: release:latest": "release:latest",
+    "query: environment": "environment:staging",
+    "query: tag": "browser:Safari",
+    "query: negated tag": "!browser:Firefox",
+    "query: custom tag": "region:eu-1",
+    "query: user email": "user.email:user-42@example.com",
+    "query: user id": "user.id:user-4242",
+    "query: combined": "is:unresolved level:error release:app@1.3.0 browser:Chrome os:Linux",
+}
+
+
+def _query_shapes(base: str) -> dict[str, list[str]]:
+    return {f"list: {name}": [f"{base}?{urlencode({'query': q})}"] for name, q in QUERIES.items()}
+
+
 async def _time(
     client: httpx.AsyncClient, timed: Timed, urls: list[str], args: argparse.Namespace
 ) -> dict[str, float]:
     for i in range(args.warmup):
         await client.get(urls[i % len(urls)])
-    samples = []
+    samples, cpu = [], []
     for i in range(args.requests):
         r = await client.get(urls[i % len(urls)])
         assert r.status_code == 200, (urls[i % len(urls)], r.status_code)
         samples.append(timed.last_ms)
+        cpu.append(timed.last_cpu_ms)
     samples.sort()
     return {
         "n": len(samples),
+        "cpu_p50": statistics.median(cpu),
         "p50": statistics.median(samples),
         "p95": samples[min(len(samples) - 1, int(len(samples) * 0.95))],
         "p99": samples[min(len(samples) - 1, int(len(samples) * 0.99))],
@@ -239,11 +274,17 @@ def _report(results: dict[str, dict[str, float]], db: Database, args: argparse.N
     print(f"data: {n_events:,} events in {n_errors:,} errors; database {size / 2**30:.2f} GiB")
     shape = f"{args.requests} timed requests per shape after {args.warmup} warm-up"
     print(f"server time per request, ms ({shape}):")
-    print(f"{'page':50} {'p50':>8} {'p95':>8} {'p99':>8} {'max':>8}")
+    print(f"{'page':50} {'p50':>8} {'p95':>8} {'p99':>8} {'max':>8} {'cpu p50':>8}")
     for name, r in results.items():
-        print(f"{name:50} {r['p50']:8.1f} {r['p95']:8.1f} {r['p99']:8.1f} {r['max']:8.1f}")
+        print(
+            f"{name:50} {r['p50']:8.1f} {r['p95']:8.1f} {r['p99']:8.1f} {r['max']:8.1f}"
+            f" {r['cpu_p50']:8.1f}"
+        )
     for kind in ("list", "details"):
-        p95 = max(r["p95"] for name, r in results.items() if name.startswith(kind))
+        timed = [r["p95"] for name, r in results.items() if name.startswith(kind)]
+        if not timed:
+            continue
+        p95 = max(timed)
         verdict = "met" if p95 <= TARGET_P95_MS else "NOT met"
         print(
             f"target p95 <= {TARGET_P95_MS:.0f} ms, {kind} pages: worst p95 {p95:.1f} ms: {verdict}"

@@ -19,6 +19,7 @@ from typing import Any
 
 from sqlalchemy import update
 
+from tracebox.protocol.tags import event_tags
 from tracebox.store import Database
 from tracebox.store import digest as store_digest
 from tracebox.store.digest import PreparedEvent
@@ -28,6 +29,8 @@ from tracebox.store.tables import errors
 DAY = 86400
 PLATFORMS = ("python", "node", "java")
 LEVELS = ("error", "error", "error", "warning", "fatal")
+BROWSERS = ("Firefox", "Chrome", "Safari", "Edge")  # tags vary per error: tag queries select
+SYSTEMS = ("Linux", "Windows", "macOS")
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,9 @@ class ErrorTemplate:
     culprit: str
     platform: str
     level: str
+    environment: str
+    release: str
+    tags: tuple[tuple[str, str], ...]  # what the digest counts in error_tags
     payload: bytes  # zstd-compressed normalized event
 
 
@@ -85,7 +91,7 @@ def error_templates(count: int, *, seed: int) -> list[ErrorTemplate]:
             "platform": platform,
             "level": LEVELS[i % len(LEVELS)],
             "release": f"app@{1 + i % 3}.{i % 10}.0",
-            "environment": "production",
+            "environment": "staging" if i % 10 == 9 else "production",
             "logger": "app",
             "exception": {
                 "values": [{"type": type_, "value": value, "stacktrace": {"frames": frames}}]
@@ -101,8 +107,12 @@ def error_templates(count: int, *, seed: int) -> list[ErrorTemplate]:
                     for b in range(15)
                 ]
             },
-            "tags": [["browser", "Firefox"], ["os", "Linux"], ["region", f"eu-{i % 3}"]],
-            "user": {"id": f"user-{i}"},
+            "tags": [
+                ["browser", BROWSERS[i % len(BROWSERS)]],
+                ["os", SYSTEMS[i % len(SYSTEMS)]],
+                ["region", f"eu-{i % 3}"],
+            ],
+            "user": {"id": f"user-{i}", "email": f"user-{i}@example.com", "username": f"u{i}"},
             "request": {
                 "method": "POST",
                 "url": f"https://app.example.com/items/{i}",
@@ -121,6 +131,9 @@ def error_templates(count: int, *, seed: int) -> list[ErrorTemplate]:
                 culprit=culprit,
                 platform=platform,
                 level=str(event["level"]),
+                environment=str(event["environment"]),
+                release=str(event["release"]),
+                tags=tuple(event_tags(event)),
                 payload=encoder.encode(event),
             )
         )
@@ -189,9 +202,10 @@ def _prepared(project_id: int, t: ErrorTemplate, ts: float, rng: random.Random) 
         level=t.level,
         timestamp=ts,
         received=ts,
-        environment="production",
-        release=f"app@{1 + t.index % 3}.{t.index % 10}.0",
+        environment=t.environment,
+        release=t.release,
         user_key=f"id:user-{rng.randrange(5000)}",
+        tags=t.tags,
         payload=t.payload,
     )
 

@@ -103,6 +103,17 @@ class Settings(BaseSettings):
     signin_lockout_seconds: float = 600.0  # as GitLab's unlock_in (10 minutes)
     max_form_bytes: int = 64 * KIB  # a UI form body; the largest real one is a few KiB
 
+    # --- search and triage (issue 15) ----------------------------------------------------
+    # A search query's length and its number of terms: each term is one SQL condition, so
+    # both bound the work one list request can ask of the database.
+    search_max_query_chars: int = 1024
+    search_max_terms: int = 32
+    # Bulk actions: errors changed per write transaction (short locks; the digest's batch
+    # writes interleave), and at most this many per request ("all matching").
+    bulk_batch_errors: int = 100
+    bulk_max_errors: int = 10_000
+    comment_max_chars: int = 10_000  # a comment's Markdown (GitLab's notes allow far more)
+
     # --- external Sentry backend (a project linked to a Sentry server) --------------------
     # Bounds on every request to the Sentry server, so a slow one cannot hold pages.
     external_connect_timeout_seconds: float = 5.0

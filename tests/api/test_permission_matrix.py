@@ -11,17 +11,20 @@ a read_api token on a write -> 403 insufficient_scope.
 from __future__ import annotations
 
 import itertools
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from sqlalchemy import select
 
 from tests.inprocess import Api, exception_event
 from tracebox.accounts import personal_tokens
 from tracebox.models import AccessLevel
-from tracebox.store import artifacts, attachments, client_keys, members
+from tracebox.store import activity, artifacts, attachments, client_keys, members
 from tracebox.store.artifacts import NewFile
 from tracebox.store.attachments import NewAttachment
+from tracebox.store.tables import errors
 from tracebox.tracking import settings as tracking_settings
 
 CALLERS = (
@@ -63,6 +66,21 @@ class World:
     def fresh_key(self) -> int:
         with self.api.db.write() as conn:
             return client_keys.create(conn, self.project_id).id
+
+    def fresh_comment(self) -> int:
+        """A comment by the project's owner on the world's error."""
+        with self.api.db.write() as conn:
+            found = activity.add(
+                conn,
+                self.project_id,
+                [self.error_id],
+                "note",
+                user_id=self.owner_id,
+                now=time.time(),
+                text="by the owner",
+            )
+        assert found is not None
+        return found
 
     def fresh_owner_token(self) -> int:
         with self.api.db.write() as conn:
@@ -195,6 +213,24 @@ NOTIFY = _body({"email": True, "triggers": ["new_error"]})
 AR = ET + "/alert_rules"
 NEW_RELEASE = _body({"version": "web@1", "projects": ["web"]})
 ASSEMBLE = _body({"checksum": "a" * 40, "chunks": ["a" * 40], "projects": ["web"]})
+COMMENT = _body({"body": "a comment"})
+
+
+def MERGE_NOTHING(w: World) -> dict[str, Any]:
+    """Permitted callers get as far as "merging needs two errors" (nothing changes)."""
+    return {"ids": [w.error_id]}
+
+
+def UNMERGE_OWN(w: World) -> dict[str, Any]:
+    """Permitted callers get as far as "an error keeps its own fingerprint"."""
+    with w.api.db.read() as conn:
+        own = conn.execute(select(errors.c.grouping_hash).where(errors.c.id == w.error_id))
+        return {"grouping_hash": own.scalar_one()}
+
+
+def BULK(w: World) -> dict[str, Any]:
+    return {"ids": [w.error_id], "status": "unresolved"}
+
 
 # (method, path template, body factory or None, expected statuses in CALLERS order)
 # fmt: off
@@ -230,6 +266,17 @@ MATRIX: list[tuple[str, str, Any, str]] = [
     ("GET",    ET + "/errors/{e}/events/latest", None,        "401 404 403 200 200 200 200 200 200 401 401"),
     ("GET",    ET + "/errors/{e}/events/{ev}", None,          "401 404 403 200 200 200 200 200 200 401 401"),
     ("GET",    ET + "/releases", None,                        "401 404 403 200 200 200 200 200 200 401 401"),
+    ("PUT",    ET + "/errors", BULK,                          "401 404 403 403 200 200 200 200 403 401 401"),
+    ("GET",    ET + "/errors/{e}/activity", None,             "401 404 403 200 200 200 200 200 200 401 401"),
+    ("POST",   ET + "/errors/{e}/comments", COMMENT,          "401 404 403 201 201 201 201 201 403 401 401"),
+    ("PUT",    ET + "/errors/{e}/comments/{fresh_comment}", COMMENT,
+                                                              "401 404 403 403 403 403 200 403 403 401 401"),
+    ("DELETE", ET + "/errors/{e}/comments/{fresh_comment}", None,
+                                                              "401 404 403 403 403 204 204 204 403 401 401"),
+    ("POST",   ET + "/errors/merge", MERGE_NOTHING,             "401 404 403 403 400 400 400 400 403 401 401"),
+    ("POST",   ET + "/errors/{e}/unmerge", UNMERGE_OWN,        "401 404 403 403 400 400 400 400 403 401 401"),
+    ("GET",    ET + "/environments", None,                    "401 404 403 200 200 200 200 200 200 401 401"),
+    ("GET",    "/api/v4/error_tracking/assigned_errors", None, "401 200 200 200 200 200 200 200 200 401 401"),
     ("GET",    AR, None,                                      "401 404 200 200 200 200 200 200 200 401 401"),
     ("POST",   AR, NEW_RULE,                                  "401 404 403 403 403 201 201 201 403 401 401"),
     ("GET",    AR + "/{rule}", None,                          "401 404 200 200 200 200 200 200 200 401 401"),
@@ -258,6 +305,8 @@ MATRIX: list[tuple[str, str, Any, str]] = [
     ("GET",    "/api/0/issues/{e}/", None,                    "401 404 403 200 200 200 200 200 200 401 401"),
     ("GET",    "/api/0/issues/{e}/events/latest/", None,      "401 404 403 200 200 200 200 200 200 401 401"),
     ("PUT",    "/api/0/issues/{e}/", UNRESOLVED,              "401 404 403 403 200 200 200 200 403 401 401"),
+    ("PUT",    "/api/0/projects/acme/web/issues/?id={e}", UNRESOLVED,
+                                                              "401 404 403 403 200 200 200 200 403 401 401"),
     ("GET",    "/api/0/organizations/acme/repos/", None,      "401 404 200 200 200 200 200 200 200 401 401"),
     ("POST",   "/api/0/issues/{e}/plugins/gitlab/link/", LINK,"401 404 403 403 200 200 200 200 403 401 401"),
     # sentry-cli (docs/sourcemaps.md): Developer+ creates releases and uploads
@@ -275,6 +324,8 @@ def _path(template: str, w: World) -> str:
     values = {"p": w.project_id, "e": w.error_id, "ev": w.event_id, "target": w.target_id}
     if "{fresh_member}" in template:
         values["fresh_member"] = w.fresh_member()
+    if "{fresh_comment}" in template:
+        values["fresh_comment"] = w.fresh_comment()
     if "{fresh_key}" in template:
         values["fresh_key"] = w.fresh_key()
     if "{attachment}" in template:

@@ -11,27 +11,36 @@ import argparse
 import os
 import re
 import tempfile
+import time
 import uuid
 from pathlib import Path
+from urllib.parse import urlencode
 
 import httpx
 import orjson
 import sqlalchemy as sa
 from playwright.sync_api import Locator, Page, sync_playwright
+from sqlalchemy import select
 
 from tests.alerts.demo import populate_alerts
-from tests.browser.demo_data import populate
+from tests.browser.demo_data import checkout_event, populate
 from tests.browser.harness import launch_browser, sign_in
 from tests.helpers import free_port, start_server, wait_for
 from tests.privacy import secrets
 from tests.sourcemaps import demo as sourcemap_demo
+from tracebox.accounts import users
 from tracebox.config import Settings
-from tracebox.models import AccessLevel
+from tracebox.digest.prepare import Preparer
+from tracebox.models import AccessLevel, ErrorStatus
 from tracebox.privacy import IpMode, PrivacySettings
+from tracebox.protocol.event import normalize_event
 from tracebox.store import Database, client_keys, members, projects
+from tracebox.store import digest as store_digest
 from tracebox.store import privacy as privacy_store
 from tracebox.store.tables import errors
+from tracebox.tracking import IntegratedSource
 from tracebox.tracking import settings as tracking_settings
+from tracebox.tracking.models import ErrorChange, Resolution, StatusChange, UserRef
 
 ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "screenshots-only-password"
@@ -66,11 +75,56 @@ def _data(settings: Settings) -> str:
             tracking_settings.save(conn, project.id, active=True, integrated=True, create=True)
             members.add(conn, project.id, 1, AccessLevel.OWNER)  # root
         populate(db, project.id)
+        _triage(db, project.id)
         populate_alerts(db, settings, project.id, project.path)
         sourcemap_demo.add(db, project.id)
     finally:
         db.dispose()
     return project.path
+
+
+def _triage(db: Database, project_id: int) -> None:
+    """A teammate, an assignment, comments, "resolved in the next release" and the
+    regression a newer release brought: the details page's timeline."""
+    with db.write() as conn:
+        maria = users.create_user(
+            conn,
+            username="maria",
+            email="maria@example.com",
+            name="Maria Lopez",
+            password=PASSWORD,
+            is_admin=False,
+        )
+        members.add(conn, project_id, maria.id, AccessLevel.DEVELOPER)
+        featured = (
+            conn.execute(
+                select(errors.c.id)
+                .where(errors.c.project_id == project_id)
+                .order_by(errors.c.events_count.desc())
+            )
+            .scalars()
+            .first()
+        )
+    assert featured is not None
+    source = IntegratedSource(db, project_id)
+    root, dev = UserRef(1, "root", "Administrator"), UserRef(maria.id, "maria", "Maria Lopez")
+    source.update(featured, ErrorChange(assignee=dev), root)
+    source.add_comment(
+        featured,
+        dev,
+        "Started with **checkout v2**: the cart lost its `coupon` key when the session "
+        "expired.\n\n- reproduced on staging\n- fix in [#482](https://gitlab.example.com/acme/storefront/-/merge_requests/482)",
+    )
+    resolved = StatusChange(ErrorStatus.RESOLVED, resolution=Resolution.IN_NEXT_RELEASE)
+    source.update(featured, ErrorChange(status=resolved), dev)
+    source.add_comment(featured, root, "Deployed `storefront@2.5.0` to production.")
+    regression = checkout_event(time.time() + 1, 7) | {"release": "storefront@2.5.0"}
+    preparer = Preparer()
+    prepared = preparer.prepare_event(
+        project_id, normalize_event(regression, received_at=time.time(), client_ip="192.0.2.1")
+    )
+    with db.write() as conn:
+        store_digest.write_events(conn, [prepared])
 
 
 def _privacy_demo(settings: Settings, base: str, path: str) -> None:
@@ -118,6 +172,15 @@ def _shoot(base: str, path: str, out: Path) -> None:
         href = page.get_by_role("link", name=re.compile("ValueError")).first.get_attribute("href")
         page.goto(f"{base}{href}")
         _save(page, out / "error-details.png", full_page=True)
+        query = "is:unresolved level:error release:storefront@2.4.0 environment:production"
+        page.goto(f"{base}/{path}/-/error_tracking?" + urlencode({"query": query}))
+        _save(page, out / "error-list-query.png")
+        page.goto(f"{base}/{path}/-/error_tracking?query=assigned%3Amaria")
+        href = page.locator("a.error-title").first.get_attribute("href")
+        page.goto(f"{base}{href}")
+        page.wait_for_load_state("networkidle")
+        page.locator("#activity").screenshot(path=str(out / "error-timeline.png"))
+        print(f"wrote {out / 'error-timeline.png'}")
         page.goto(f"{base}/{path}/-/settings/monitor")
         _save(page, out / "settings.png", full_page=True)
         page.goto(f"{base}/{path}/-/settings/privacy")

@@ -63,7 +63,7 @@ def test_sign_in_project_dsn_sdk_error_resolve_regress(root_page: Page, tracebox
     page.get_by_role("link", name="Error Tracking").first.click()
     expect(page.get_by_role("link", name=TITLE)).to_have_count(0)  # Unresolved is the default
     page.get_by_role("link", name="Resolved", exact=True).click()
-    expect(page).to_have_url(re.compile(r"status=resolved"))
+    expect(page).to_have_url(re.compile(r"query=is%3Aresolved"))
     expect(page.get_by_role("link", name=TITLE)).to_be_visible()
 
     run_program(program, dsn)  # a new event of a resolved error: a regression

@@ -2,7 +2,8 @@
 
 GitLab's rules (reference section 1 and 4): read errors, releases and events: Reporter+;
 change an error's status, create releases and upload source maps: Developer+; error
-tracking settings, client keys, deleting releases and artifacts: Maintainer+. Admins
+tracking settings, client keys, deleting releases and artifacts: Maintainer+. Comments
+(issue 15): Reporter+ write and edit their own; Maintainer+ delete. Admins
 may do everything. A project the user may not see is reported as not found, never as
 forbidden, so private projects stay invisible. A project whose
 ``monitor_access_level`` is ``disabled`` hides error tracking entirely (404).
@@ -30,6 +31,8 @@ class Action(StrEnum):
     UPDATE_ERROR = "update_error"  # an error's status
     ADMIN_ERROR_TRACKING = "admin_error_tracking"  # settings, client keys, alert rules
     READ_ALERT_RULES = "read_alert_rules"  # alert rules: every member sees them (issue 14)
+    COMMENT = "comment"  # comment on an error (and edit one's own comments)
+    DELETE_COMMENT = "delete_comment"  # anyone's comment
     WRITE_RELEASES = "write_releases"  # releases, deploys, source map uploads (sentry-cli)
     DELETE_RELEASES = "delete_releases"  # a release and its artifacts
 
@@ -42,6 +45,8 @@ MIN_LEVEL: dict[Action, AccessLevel] = {
     Action.READ_ERRORS: AccessLevel.REPORTER,
     Action.UPDATE_ERROR: AccessLevel.DEVELOPER,
     Action.ADMIN_ERROR_TRACKING: AccessLevel.MAINTAINER,
+    Action.COMMENT: AccessLevel.REPORTER,
+    Action.DELETE_COMMENT: AccessLevel.MAINTAINER,
     Action.READ_ALERT_RULES: AccessLevel.GUEST,
     Action.WRITE_RELEASES: AccessLevel.DEVELOPER,
     Action.DELETE_RELEASES: AccessLevel.MAINTAINER,
@@ -51,6 +56,8 @@ ERROR_TRACKING_ACTIONS = frozenset(
         Action.READ_ERRORS,
         Action.UPDATE_ERROR,
         Action.ADMIN_ERROR_TRACKING,
+        Action.COMMENT,
+        Action.DELETE_COMMENT,
         Action.WRITE_RELEASES,
         Action.DELETE_RELEASES,
         Action.READ_ALERT_RULES,

@@ -25,6 +25,7 @@ from tracebox.api import (
     routes_sdkdata,
     routes_tracking,
     routes_users,
+    routes_workflow,
     sentry_artifacts,
     sentry_release_files,
     sentry_releases,
@@ -68,6 +69,7 @@ def create_v4(ctx: ApiContext) -> FastAPI:
         routes_privacy,
         routes_alerts,
         routes_sdkdata,
+        routes_workflow,
     )
     for module in v4_routers:
         app.include_router(module.router)

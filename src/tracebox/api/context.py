@@ -93,5 +93,7 @@ MembersAdmin = Annotated[ProjectAccess, Depends(project_for(Action.ADMIN_MEMBERS
 ErrorsReader = Annotated[ProjectAccess, Depends(project_for(Action.READ_ERRORS))]
 ErrorsUpdater = Annotated[ProjectAccess, Depends(project_for(Action.UPDATE_ERROR))]
 TrackingAdmin = Annotated[ProjectAccess, Depends(project_for(Action.ADMIN_ERROR_TRACKING))]
+Commenter = Annotated[ProjectAccess, Depends(project_for(Action.COMMENT))]
+CommentsAdmin = Annotated[ProjectAccess, Depends(project_for(Action.DELETE_COMMENT))]
 
 IdPath = Annotated[int, Path(ge=1, le=MAX_ID)]

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from tracebox.api.timefmt import iso
+from tracebox.api.timefmt import iso, iso_or_none
 from tracebox.tracking.models import (
     Bucket,
     ErrorDetails,
@@ -16,7 +16,10 @@ from tracebox.tracking.models import (
     Frame,
     Mechanism,
     ReleaseHealth,
+    Resolution,
+    StatusDetails,
     TagSummary,
+    UserRef,
 )
 
 
@@ -27,6 +30,44 @@ class CountOut(BaseModel):
     @classmethod
     def of(cls, b: Bucket) -> CountOut:
         return cls(time=iso(b.time), count=b.count)
+
+
+class UserRefOut(BaseModel):
+    id: int
+    username: str
+    name: str
+
+    @classmethod
+    def of(cls, u: UserRef | None) -> UserRefOut | None:
+        return cls(id=u.id, username=u.username, name=u.name) if u else None
+
+
+class StatusDetailsOut(BaseModel):
+    """Why an error is resolved or ignored (Sentry's ``statusDetails``)."""
+
+    resolution: str | None  # now | in_release | in_next_release
+    in_release: str | None  # resolved in this release
+    in_next_release: bool  # resolved after ``after_release`` (the latest then)
+    after_release: str | None
+    resolved_at: str | None
+    ignore_until: str | None
+    ignore_count: int | None  # ... until this many more events
+    ignore_user_count: int | None  # ... until this many more users
+
+    @classmethod
+    def of(cls, d: StatusDetails) -> StatusDetailsOut:
+        in_release = d.resolution is Resolution.IN_RELEASE
+        next_release = d.resolution is Resolution.IN_NEXT_RELEASE
+        return cls(
+            resolution=d.resolution.value if d.resolution else None,
+            in_release=d.release if in_release else None,
+            in_next_release=next_release,
+            after_release=d.release if next_release else None,
+            resolved_at=iso_or_none(d.resolved_at),
+            ignore_until=iso_or_none(d.ignore_until),
+            ignore_count=d.ignore_count,
+            ignore_user_count=d.ignore_user_count,
+        )
 
 
 class ErrorOut(BaseModel):
@@ -48,6 +89,9 @@ class ErrorOut(BaseModel):
         description="An event's exception reached no handler in the application "
         "(mechanism.handled false)"
     )
+    assignee: UserRefOut | None
+    status_details: StatusDetailsOut
+    for_review: bool  # new, regressed or unignored in the last 7 days, not yet reviewed
     external_issue_url: str | None = None  # the linked issue (GitLab's "Create issue")
 
     @classmethod
@@ -72,6 +116,9 @@ def _summary_fields(e: ErrorSummary) -> dict[str, Any]:
         "level": e.level,
         "frequency": [CountOut.of(b) for b in e.frequency],
         "unhandled": e.unhandled,
+        "assignee": UserRefOut.of(e.assignee),
+        "status_details": StatusDetailsOut.of(e.status_details),
+        "for_review": e.in_review,
         "external_issue_url": e.external_issue_url,
     }
 
@@ -249,6 +296,8 @@ class ErrorDetailsOut(ErrorOut):
     frequency_30d: list[CountOut]  # 30 daily counts, oldest first, ending today (UTC)
     latest_event: EventOut | None
     user_report_count: int = Field(0, description="User feedback about the error's events")
+    environments: list[TagValueOut]  # events per environment
+    grouping_hashes: list[str]  # the fingerprints grouped here (several after a merge)
 
     @classmethod
     def of_details(cls, d: ErrorDetails) -> ErrorDetailsOut:
@@ -261,6 +310,8 @@ class ErrorDetailsOut(ErrorOut):
             frequency_30d=[CountOut.of(b) for b in d.daily],
             latest_event=latest,
             user_report_count=d.user_report_count,
+            environments=[TagValueOut(value=v.value, count=v.count) for v in d.environments],
+            grouping_hashes=d.hashes,
         )
 
 

@@ -5,10 +5,16 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Request, Response
-from pydantic import BaseModel
 
 from tracebox.accounts.projects import ProjectAccess
-from tracebox.api.context import ApiContext, Ctx, ErrorsReader, ErrorsUpdater, IdPath
+from tracebox.api.context import (
+    ApiContext,
+    Ctx,
+    CurrentPrincipal,
+    ErrorsReader,
+    ErrorsUpdater,
+    IdPath,
+)
 from tracebox.api.error_schemas import ErrorDetailsOut, ErrorOut, EventOut, ReleaseOut
 from tracebox.api.pagination import (
     DEFAULT_PER_PAGE,
@@ -18,9 +24,14 @@ from tracebox.api.pagination import (
     keyset_headers,
     offset_headers,
 )
-from tracebox.models import ErrorStatus
+from tracebox.api.workflow_schemas import ErrorUpdateIn
+from tracebox.errors import InvalidParameter
 from tracebox.tracking import ErrorSource, source_for_project
-from tracebox.tracking.models import ErrorSort, StatusFilter
+from tracebox.tracking.assignees import actor
+from tracebox.tracking.assignees import find as find_assignee
+from tracebox.tracking.issue_links import checked_url
+from tracebox.tracking.models import KEEP, ErrorChange, ErrorSort, Keep, StatusFilter, UserRef
+from tracebox.tracking.queries import list_query
 
 router = APIRouter(tags=["errors"])
 ERRORS = "/projects/{id}/error_tracking/errors"
@@ -28,10 +39,12 @@ EventId = Annotated[str, Path(pattern=r"^[0-9a-fA-F-]{32,36}$", description="32 
 Search = Annotated[
     str | None, Query(max_length=255, pattern=r"^[^\x00]*$", description="Title or culprit text")
 ]
-
-
-class StatusIn(BaseModel):
-    status: ErrorStatus
+QueryText = Annotated[
+    str | None, Query(max_length=4096, description="Search query (docs/search.md)")
+]
+Environment = Annotated[
+    str | None, Query(max_length=255, pattern=r"^[^\x00]*$", description="Only errors seen there")
+]
 
 
 def _source(ctx: ApiContext, access: ProjectAccess) -> ErrorSource:
@@ -44,16 +57,26 @@ def list_errors(
     response: Response,
     access: ErrorsReader,
     ctx: Ctx,
-    status: StatusFilter = StatusFilter.UNRESOLVED,
+    principal: CurrentPrincipal,
+    query: QueryText = None,
+    environment: Environment = None,
+    status: StatusFilter | None = None,
     search: Search = None,
     sort: ErrorSort = ErrorSort.LAST_SEEN,
     cursor: CursorParam = None,
     per_page: PerPage = DEFAULT_PER_PAGE,
 ) -> list[ErrorOut]:
-    """Errors, newest first by ``sort``, with 24 hourly counts each. Paginated by keyset:
-    follow the ``Link`` header's ``rel="next"`` (its ``cursor``)."""
+    """Errors matching ``query`` (docs/search.md; without it ``status``, default
+    unresolved, and ``search``), newest first by ``sort``, with 24 hourly counts each.
+    Paginated by keyset: follow the ``Link`` header's ``rel="next"`` (its ``cursor``)."""
+    wanted = list_query(ctx.settings, query=query, status=status, search=search)
     page = _source(ctx, access).list(
-        status=status, search=search, sort=sort, cursor=cursor, per_page=per_page
+        query=wanted,
+        sort=sort,
+        cursor=cursor,
+        per_page=per_page,
+        environment=environment,
+        viewer=principal.user.id,
     )
     keyset_headers(request, response, per_page, page.next_cursor, page.prev_cursor)
     return [ErrorOut.of(e) for e in page.items]
@@ -61,15 +84,41 @@ def list_errors(
 
 @router.get(ERRORS + "/{error_id}", response_model=ErrorDetailsOut)
 def get_error(error_id: IdPath, access: ErrorsReader, ctx: Ctx) -> ErrorDetailsOut:
-    """One error with its latest event's stack trace, first and last release, top tags
-    and 30 daily counts."""
+    """One error with its latest event's stack trace, first and last release, top tags,
+    events per environment and 30 daily counts."""
     return ErrorDetailsOut.of_details(_source(ctx, access).get(error_id))
 
 
 @router.put(ERRORS + "/{error_id}", response_model=ErrorOut)
-def update_error(error_id: IdPath, body: StatusIn, access: ErrorsUpdater, ctx: Ctx) -> ErrorOut:
-    """Resolve, ignore or reopen an error (Developer+)."""
-    return ErrorOut.of(_source(ctx, access).update_status(error_id, body.status))
+def update_error(
+    error_id: IdPath,
+    body: ErrorUpdateIn,
+    access: ErrorsUpdater,
+    ctx: Ctx,
+    principal: CurrentPrincipal,
+) -> ErrorOut:
+    """Resolve (now, ``in_release`` or ``in_next_release``), ignore (forever,
+    ``ignore_duration`` minutes, until ``ignore_until``, ``ignore_count`` more events or
+    ``ignore_user_count`` more users) or reopen an error; assign it (``assignee_id``, null
+    unassigns); mark it ``reviewed``; link it to an issue (``external_issue_url``, null
+    unlinks). Developer+; recorded in the error's activity."""
+    change = error_change(ctx, access, body)
+    if change.is_empty() and not body.wants_link():
+        raise InvalidParameter("status, assignee_id, reviewed or external_issue_url is missing")
+    source, who = _source(ctx, access), actor(principal.user)
+    url = checked_url(body.external_issue_url)  # before anything changes
+    updated = None if change.is_empty() else source.update(error_id, change, who)
+    if body.wants_link():
+        updated = source.link_issue(error_id, url, who)
+    assert updated is not None
+    return ErrorOut.of(updated)
+
+
+def error_change(ctx: ApiContext, access: ProjectAccess, body: ErrorUpdateIn) -> ErrorChange:
+    assignee: UserRef | Keep | None = KEEP if not body.wants_assignee() else None
+    if body.assignee_id is not None:
+        assignee = find_assignee(ctx.db, access.project.id, user_id=body.assignee_id)
+    return ErrorChange(status=body.status_change(), assignee=assignee, reviewed=body.reviewed)
 
 
 @router.get(ERRORS + "/{error_id}/events", response_model=list[EventOut])

@@ -19,24 +19,20 @@ from tracebox.accounts import projects as project_access
 from tracebox.accounts.policy import Action, Principal
 from tracebox.accounts.projects import ProjectAccess
 from tracebox.api import sentry_shapes as shapes
+from tracebox.api import sentry_workflow as workflow
 from tracebox.api.context import ApiContext, Ctx, CurrentPrincipal
 from tracebox.api.pagination import MAX_PER_PAGE
 from tracebox.errors import Forbidden, InvalidParameter, NotFound
-from tracebox.models import MAX_ID, ErrorStatus
+from tracebox.models import MAX_ID
 from tracebox.store import errors_read, members, projects
 from tracebox.tracking import ErrorSource, source_for_project
 from tracebox.tracking import cursor as cursors
 from tracebox.tracking import settings as tracking_settings
-from tracebox.tracking.models import ErrorSort, StatusFilter
+from tracebox.tracking.models import ErrorSort
+from tracebox.tracking.queries import DEFAULT_QUERY, list_query
 
 router = APIRouter()
 SORTS = {"date": ErrorSort.LAST_SEEN, "new": ErrorSort.FIRST_SEEN, "freq": ErrorSort.FREQUENCY}
-STATUSES = {
-    "resolved": ErrorStatus.RESOLVED,
-    "resolvedInNextRelease": ErrorStatus.RESOLVED,
-    "unresolved": ErrorStatus.UNRESOLVED,
-    "ignored": ErrorStatus.IGNORED,
-}
 Json = dict[str, Any]
 NO_GITLAB_URL = (
     "gitlab_project_url is not set: set the project's GitLab project URL in its error "
@@ -119,19 +115,6 @@ def list_projects(
     return [shapes.project(p) for p in found]
 
 
-def _parse_query(query: str | None) -> tuple[StatusFilter, str]:
-    """``is:unresolved some text``: one status (default unresolved; ``query=`` means all)."""
-    if query is None:
-        return StatusFilter.UNRESOLVED, ""
-    status, words = StatusFilter.ALL, []
-    for word in query.split():
-        if word.startswith("is:") and word[3:] in StatusFilter.__members__.values():
-            status = StatusFilter(word[3:])
-        else:
-            words.append(word)
-    return status, " ".join(words)
-
-
 @router.get("/projects/{org}/{project}/issues/")
 def list_issues(
     request: Request,
@@ -140,7 +123,8 @@ def list_issues(
     project: str,
     ctx: Ctx,
     principal: CurrentPrincipal,
-    query: Annotated[str | None, Query(max_length=255, pattern=r"^[^\x00]*$")] = None,
+    query: Annotated[str | None, Query(max_length=4096)] = None,
+    environment: Annotated[str | None, Query(max_length=255, pattern=r"^[^\x00]*$")] = None,
     sort: str = "date",
     limit: Annotated[int, Query(ge=1, le=MAX_PER_PAGE)] = MAX_PER_PAGE,
     cursor: Annotated[str | None, Query(max_length=100)] = None,
@@ -151,9 +135,15 @@ def list_issues(
     with ctx.db.read() as conn:
         path = unquote(f"{org}/{project}")
         access = project_access.resolve(conn, principal, path, Action.READ_ERRORS)
-    status, text = _parse_query(query)
+    # Sentry: no query means "is:unresolved"; an empty one means every error.
+    wanted = list_query(ctx.settings, query=DEFAULT_QUERY if query is None else query)
     page = _source(ctx, access).list(
-        status=status, search=text, sort=SORTS[sort], cursor=cursor, per_page=limit
+        query=wanted,
+        sort=SORTS[sort],
+        cursor=cursor,
+        per_page=limit,
+        environment=environment,
+        viewer=principal.user.id,
     )
     _link(request, response, page.prev_cursor, page.next_cursor, cursor or "0:0:0")
     items = [shapes.issue(e, access.project, ctx.settings.external_url) for e in page.items]
@@ -163,12 +153,67 @@ def list_issues(
     return items
 
 
+@router.put("/projects/{org}/{project}/issues/")
+def bulk_update_issues(
+    org: str,
+    project: str,
+    ctx: Ctx,
+    principal: CurrentPrincipal,
+    body: Annotated[dict[str, Any], Body()],
+    ids: Annotated[list[str] | None, Query(alias="id", max_length=1000)] = None,
+    query: Annotated[str | None, Query(max_length=4096)] = None,
+) -> Json:
+    """Sentry's bulk mutation: the issues ``?id=1&id=2`` or those matching ``?query=``
+    get the body's ``status``, ``statusDetails``, ``assignedTo`` (Developer+)."""
+    with ctx.db.read() as conn:
+        path = unquote(f"{org}/{project}")
+        access = project_access.resolve(conn, principal, path, Action.UPDATE_ERROR)
+    if ids is not None and not all(i.isascii() and i.isdigit() and len(i) < 19 for i in ids):
+        raise InvalidParameter("id is invalid")
+    source = _source(ctx, access)
+    if body.get("merge") in (1, True, "1"):
+        return _merge(ctx, source, principal, ids)
+    change = workflow.change_of(ctx.db, access.project.id, body, principal.user)
+    if change.is_empty():
+        raise InvalidParameter("status or assignedTo is missing")
+    wanted = None if ids is not None else list_query(ctx.settings, query=query or "")
+    result = source.bulk_update(
+        ids=[int(i) for i in ids] if ids is not None else None,
+        query=wanted,
+        change=change,
+        actor=workflow.actor(principal.user),
+        viewer=principal.user.id,
+        max_errors=ctx.settings.bulk_max_errors,
+        batch_size=ctx.settings.bulk_batch_errors,
+    )
+    answer = {k: v for k, v in body.items() if k in ("status", "statusDetails", "assignedTo")}
+    return {**answer, "changed": result.changed}
+
+
+def _merge(
+    ctx: ApiContext, source: ErrorSource, principal: Principal, ids: list[str] | None
+) -> Json:
+    """Sentry's answer to ``{"merge": 1}``: the parent and the merged children."""
+    if not ids:
+        raise InvalidParameter("id is missing (name the issues to merge)")
+    wanted = sorted({int(i) for i in ids})
+    parent = source.merge(
+        wanted,
+        workflow.actor(principal.user),
+        max_errors=ctx.settings.bulk_max_errors,
+        batch_size=ctx.settings.bulk_batch_errors,
+    )
+    children = [str(i) for i in wanted if i != parent]
+    return {"merge": {"parent": str(parent), "children": children}}
+
+
 @router.get("/issues/{issue_id}/")
 @router.get("/organizations/{org}/issues/{issue_id}/")
 def get_issue(issue_id: str, ctx: Ctx, principal: CurrentPrincipal) -> Json:
     access, source, error_id = _issue(ctx, principal, issue_id, Action.READ_ERRORS)
     details = source.get(error_id)
-    return shapes.issue_details(details, access.project, ctx.settings.external_url)
+    history = source.activity(error_id)
+    return shapes.issue_details(details, access.project, ctx.settings.external_url, history)
 
 
 @router.get("/issues/{issue_id}/events/latest/")
@@ -218,7 +263,7 @@ def link_gitlab_issue(
         )
     if url is None:
         raise InvalidParameter(NO_GITLAB_URL)
-    source.link_issue(error_id, url)
+    source.link_issue(error_id, url, workflow.actor(principal.user))
     return {"message": "Successfully linked issue.", "link": url, "label": f"GL-{number}"}
 
 
@@ -228,11 +273,14 @@ def update_issue(
     issue_id: str, ctx: Ctx, principal: CurrentPrincipal, body: Annotated[dict[str, Any], Body()]
 ) -> Json:
     """Sentry answers with the changed fields; GitLab only needs a non-empty object."""
-    _, source, error_id = _issue(ctx, principal, issue_id, Action.UPDATE_ERROR)
-    requested = body.get("status")
-    if requested is None:
-        return {"status": source.get(error_id).error.status.value, "statusDetails": {}}
-    if not isinstance(requested, str) or requested not in STATUSES:
-        raise InvalidParameter("status is invalid")
-    updated = source.update_status(error_id, STATUSES[requested])
-    return {"status": updated.status.value, "statusDetails": {}}
+    access, source, error_id = _issue(ctx, principal, issue_id, Action.UPDATE_ERROR)
+    change = workflow.change_of(ctx.db, access.project.id, body, principal.user)
+    if change.is_empty():
+        current = source.get(error_id).error
+    else:
+        current = source.update(error_id, change, workflow.actor(principal.user))
+    return {
+        "status": current.status.value,
+        "statusDetails": workflow.status_details(current.status, current.status_details),
+        "assignedTo": workflow.assigned_to(current.assignee),
+    }

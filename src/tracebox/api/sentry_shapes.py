@@ -6,9 +6,12 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
+from tracebox.api import sentry_workflow as workflow
 from tracebox.api.timefmt import iso_seconds
 from tracebox.models import Project
 from tracebox.tracking.models import (
+    Activity,
+    ActivityKind,
     ErrorDetails,
     ErrorSummary,
     Event,
@@ -74,7 +77,7 @@ def issue(e: ErrorSummary, p: Project, external_url: str) -> Json:
         "logger": None,
         "level": e.level,
         "status": e.status.value,
-        "statusDetails": {},
+        "statusDetails": workflow.status_details(e.status, e.status_details),
         "isPublic": False,
         "platform": e.platform,
         "type": "error" if e.type else "default",
@@ -87,7 +90,7 @@ def issue(e: ErrorSummary, p: Project, external_url: str) -> Json:
         "project": project_ref(p),
         "stats": {"24h": [[int(b.time), b.count] for b in e.frequency]},
         "annotations": [],
-        "assignedTo": None,
+        "assignedTo": workflow.assigned_to(e.assignee),
         "hasSeen": False,
         "isBookmarked": False,
         "isSubscribed": False,
@@ -104,14 +107,15 @@ def _release(version: str | None) -> Json | None:
     return {"version": version, "shortVersion": short, "lastCommit": None, "dateCreated": None}
 
 
-def issue_details(d: ErrorDetails, p: Project, external_url: str) -> Json:
+def issue_details(d: ErrorDetails, p: Project, external_url: str, history: list[Activity]) -> Json:
     body = issue(d.error, p, external_url)
+    body["numComments"] = sum(1 for a in history if a.kind is ActivityKind.NOTE)
     body["logger"] = d.latest_event.logger if d.latest_event else None
     body["stats"]["30d"] = [[int(b.time), b.count] for b in d.daily]
     tags = [{"key": t.key, "name": t.key, "totalValues": t.total} for t in d.tags]
     return {
         **body,
-        "activity": [],
+        "activity": workflow.activity(history),
         "participants": [],
         "seenBy": [],
         "tags": tags,

@@ -26,6 +26,7 @@ from tracebox.store import Database, cursors
 from tracebox.store import digest as store_digest
 from tracebox.store.error_hashes import ErrorIdCache
 from tracebox.symbolication import MapCache, StoreArtifacts, Symbolicator
+from tracebox.tracking import notices
 
 log = logging.getLogger("tracebox.digest")
 DEFAULT_SYMBOLICATION_CACHE_BYTES = Settings.model_fields["symbolication_cache_bytes"].default
@@ -164,6 +165,10 @@ class DigestWorker:
             alert_batch(conn, result, prepared.sessions, prepared.aggregates),
             self.alert_policy,
         )
+        unignored = result.workflow.unignored  # ignore conditions that passed (issue 15)
+        if unignored:
+            projects = {e: result.workflow.projects[e] for e in unignored}
+            notices.unignored(conn, self.alert_policy, projects, result.by_error)
         if prepared.invalid:
             log.warning("spool records set aside: %s", dict(prepared.invalid))
             result.invalid.update(prepared.invalid)

@@ -15,6 +15,7 @@ right before the commit, to hold their locks briefly.
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from sqlalchemy import (
     select,
 )
 
+from tracebox.store import workflow_digest
 from tracebox.store.bulk import RowsInsert, rows_matching
 from tracebox.store.dialect import insert
 from tracebox.store.digest_errors import assign_errors, update_errors
@@ -43,6 +45,7 @@ from tracebox.store.tables import (
     session_aggregates,
     sessions,
 )
+from tracebox.store.workflow_digest import WorkflowOutcome
 
 TERMINAL_SESSION_STATES = ("exited", "crashed", "abnormal", "unhandled")
 
@@ -96,6 +99,7 @@ class BatchResult:
     regressed: list[ErrorEvent] = field(default_factory=list)  # resolved, reopened
     counts: dict[int, ErrorCounts] = field(default_factory=dict)  # per error id
     invalid: dict[str, int] = field(default_factory=dict)  # records set aside, by reason
+    workflow: WorkflowOutcome = field(default_factory=WorkflowOutcome)
     # The events stored, per error id: alert rules (issue 14) read their summaries.
     by_error: dict[int, list[PreparedEvent]] = field(default_factory=dict)
 
@@ -133,9 +137,14 @@ def write_events(
     new_users = _insert_users(conn, by_error)
     _add_hourly(conn, by_error)
     _add_tags(conn, by_error)
-    resolved = update_errors(conn, by_error, new_users)
+    update_errors(conn, by_error, new_users)
+    # Regressions by Sentry's release rules, ignore conditions, "for review" (issue 15).
+    result.workflow = workflow_digest.apply(conn, by_error, time.time(), created=set(created))
     result.created = [_first(i, by_error[i]) for i in sorted(created) if i in by_error]
-    result.regressed = [_first(i, by_error[i]) for i in resolved]
+    result.regressed = [
+        ErrorEvent(i, by_error[i][0].project_id, event_id)
+        for i, event_id in sorted(result.workflow.regressed.items())
+    ]
     result.counts = {
         i: ErrorCounts(len(evs), new_users.get(i, 0)) for i, evs in sorted(by_error.items())
     }

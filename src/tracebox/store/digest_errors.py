@@ -162,12 +162,13 @@ def _new_error_row(e: PreparedEvent) -> tuple[Any, ...]:
 
 def update_errors(
     conn: Connection, by_error: Mapping[int, list[PreparedEvent]], new_users: Mapping[int, int]
-) -> list[int]:
-    """Add counts, move last_seen, reopen resolved errors (regression). Returns the ids
-    of the errors reopened. The rows are locked first, in id order: the status read
-    under that lock is the one the update changes, even with other digests running."""
+) -> None:
+    """Add counts, move last_seen; status changes (regressions, ignore conditions) are
+    ``workflow_digest``'s, right after. The rows are locked first, in id order, so the
+    status read under that lock is the one the workflow step changes, even with other
+    digests running."""
     ids = sorted(by_error)
-    resolved = [i for i, status in _lock_errors(conn, ids) if status == "resolved"]
+    _lock_errors(conn, ids)
     rows = []
     for error_id in ids:
         batch = by_error[error_id]
@@ -194,7 +195,6 @@ def update_errors(
         conn.execute(_UPDATE_POSTGRESQL, arrays)
     else:
         _UPDATE_SQLITE.executemany(conn, rows)
-    return resolved
 
 
 def _lock_errors(conn: Connection, ids: list[int]) -> list[Key]:
@@ -231,7 +231,6 @@ def _error_update(b: Any) -> Any:
     """The UPDATE of one error from the batch's values ``b`` (bind parameters on SQLite,
     the columns of an unnest() on PostgreSQL)."""
     newer = b["last_ts"] >= errors.c.last_seen
-    resolved = errors.c.status == "resolved"
     return (
         errors.update()
         .where(errors.c.id == b["id"])
@@ -251,8 +250,6 @@ def _error_update(b: Any) -> Any:
             value=case((newer, b["value"]), else_=errors.c.value),
             culprit=case((newer, b["culprit"]), else_=errors.c.culprit),
             level=case((newer, b["level"]), else_=errors.c.level),
-            regressed=case((resolved, True), else_=errors.c.regressed),
-            status=case((resolved, "unresolved"), else_=errors.c.status),
         )
     )
 

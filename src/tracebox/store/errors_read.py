@@ -25,7 +25,15 @@ from sqlalchemy import (
 )
 
 from tracebox.store import payloads
-from tracebox.store.tables import error_hourly, error_tags, errors, events
+from tracebox.store.tables import (
+    error_hourly,
+    error_redirects,
+    error_tags,
+    errors,
+    events,
+    project_members,
+    projects,
+)
 
 AnyRow: TypeAlias = Row[*tuple[Any, ...]]
 
@@ -55,6 +63,16 @@ class ErrorRow:
     events_count: int
     users_count: int
     regressed: bool = False
+    grouping_hash: str = ""
+    last_event_id: str | None = None
+    assignee_id: int | None = None
+    resolution: str | None = None
+    resolved_release: str | None = None
+    resolved_at: float | None = None
+    ignore_until: float | None = None
+    ignore_count: int | None = None
+    ignore_user_count: int | None = None
+    inbox_at: float | None = None
     external_issue_url: str | None = None
 
 
@@ -73,14 +91,14 @@ class EventRow:
 
 
 _ERROR_COLUMNS = [errors.c[name] for name in ErrorRow.__dataclass_fields__]
-_EVENT_COLUMNS = [events.c[name] for name in EventRow.__dataclass_fields__]
+EVENT_COLUMNS = [events.c[name] for name in EventRow.__dataclass_fields__]
 
 
 def _error(row: AnyRow) -> ErrorRow:
     return ErrorRow(**row._mapping)
 
 
-def _event(row: AnyRow) -> EventRow:
+def event_row(row: AnyRow) -> EventRow:
     m = dict(row._mapping)
     m["payload"] = payloads.decode(m["payload"])
     return EventRow(**m)
@@ -115,10 +133,12 @@ def list_errors(
     after: Edge | None,
     before: Edge | None,
     limit: int,
+    where: Sequence[ColumnElement[bool]] = (),
 ) -> list[ErrorRow]:
-    """Up to ``limit`` errors in display order (newest first by ``sort``)."""
+    """Up to ``limit`` errors in display order (newest first by ``sort``), of those
+    matching every ``where`` condition (``errors_search.conditions``)."""
     col = SORT_COLUMNS[sort]
-    query = select(*_ERROR_COLUMNS).where(errors.c.project_id == project_id)
+    query = select(*_ERROR_COLUMNS).where(errors.c.project_id == project_id, *where)
     if status is not None:
         query = query.where(errors.c.status == status)
     if search:
@@ -148,6 +168,34 @@ def unhandled_errors(conn: Connection, error_ids: Sequence[int]) -> set[int]:
     return {int(i) for i in conn.execute(query).scalars()}
 
 
+def assigned_errors(
+    conn: Connection,
+    user_id: int,
+    *,
+    status: str | None,
+    min_level: int | None,
+    after: Edge | None,
+    before: Edge | None,
+    limit: int,
+) -> list[ErrorRow]:
+    """Errors assigned to a user across projects, newest first (ix_errors_assignee); with
+    ``min_level``, only in projects where they are still a member of that level."""
+    query = select(*_ERROR_COLUMNS).where(errors.c.assignee_id == user_id)
+    if status is not None:
+        query = query.where(errors.c.status == status)
+    if min_level is not None:
+        visible = select(project_members.c.project_id).where(
+            project_members.c.user_id == user_id,
+            project_members.c.access_level >= min_level,
+        )
+        query = query.where(errors.c.project_id.in_(visible))
+    hidden = select(projects.c.id).where(projects.c.monitor_access_level == "disabled")
+    query = query.where(errors.c.project_id.not_in(hidden))
+    keyset = _keyset(query, errors.c.last_seen, errors.c.id, after, before, limit)
+    rows = [_error(r) for r in conn.execute(keyset)]
+    return rows[::-1] if before is not None else rows
+
+
 def get_error(conn: Connection, project_id: int, error_id: int) -> ErrorRow | None:
     query = select(*_ERROR_COLUMNS).where(
         errors.c.id == error_id, errors.c.project_id == project_id
@@ -157,7 +205,11 @@ def get_error(conn: Connection, project_id: int, error_id: int) -> ErrorRow | No
 
 
 def project_of_error(conn: Connection, error_id: int) -> int | None:
+    """The project of an error, or of the error it was merged into."""
     value = conn.execute(select(errors.c.project_id).where(errors.c.id == error_id)).scalar()
+    if value is None:
+        moved = select(error_redirects.c.project_id).where(error_redirects.c.error_id == error_id)
+        value = conn.execute(moved).scalar()
     return int(value) if value is not None else None
 
 
@@ -198,21 +250,30 @@ def hourly_counts(
 
 
 def list_events(
-    conn: Connection, error_id: int, *, after: Edge | None, before: Edge | None, limit: int
+    conn: Connection,
+    error_id: int,
+    *,
+    after: Edge | None,
+    before: Edge | None,
+    limit: int,
+    environment: str | None = None,
 ) -> list[EventRow]:
-    """An error's events, newest first (ix_events_error_time)."""
-    query = select(*_EVENT_COLUMNS).where(events.c.error_id == error_id)
+    """An error's events, newest first (ix_events_error_time), of one environment if
+    given (filtered along the same index)."""
+    query = select(*EVENT_COLUMNS).where(events.c.error_id == error_id)
+    if environment is not None:
+        query = query.where(events.c.environment == environment)
     keyset = _keyset(query, events.c.timestamp, events.c.id, after, before, limit)
-    rows = [_event(r) for r in conn.execute(keyset)]
+    rows = [event_row(r) for r in conn.execute(keyset)]
     return rows[::-1] if before is not None else rows
 
 
 def get_event(conn: Connection, error_id: int, event_id: str) -> EventRow | None:
-    query = select(*_EVENT_COLUMNS).where(
+    query = select(*EVENT_COLUMNS).where(
         events.c.error_id == error_id, events.c.event_id == event_id
     )
     row = conn.execute(query).first()
-    return _event(row) if row else None
+    return event_row(row) if row else None
 
 
 @dataclass(frozen=True)
@@ -252,3 +313,15 @@ def top_tags(conn: Connection, error_id: int, *, keys: int, values: int) -> list
     for key, value, count in conn.execute(query):
         top[key].append((value, int(count)))
     return [TagCounts(key, int(n), top[key]) for key, n in totals]
+
+
+def environment_counts(conn: Connection, error_id: int, limit: int = 20) -> list[tuple[str, int]]:
+    """Events per environment of one error, the most frequent first (error_tags)."""
+    t = error_tags
+    query = (
+        select(t.c.value, t.c.count)
+        .where(t.c.error_id == error_id, t.c.key == "environment")
+        .order_by(t.c.count.desc(), t.c.value)
+        .limit(limit)
+    )
+    return [(str(env), int(n)) for env, n in conn.execute(query)]

@@ -156,12 +156,29 @@ errors = Table(
     Column("users_count", BigInteger, nullable=False, default=0),
     Column("last_event_id", String(32)),
     Column("external_issue_url", Text),  # the linked issue (GitLab's "Create issue")
+    # --- triage (issue 15): who has it, how it was resolved or ignored, "for review" ---
+    # users.id; no FOREIGN KEY: SQLite can add one to a filled table only by rebuilding it,
+    # which would cascade into its events. Users are blocked, never deleted.
+    Column("assignee_id", Id),
+    Column("resolution", String(16)),  # now | in_release | in_next_release
+    Column("resolved_release", String(255)),  # fixed in this release (or the latest then)
+    Column("resolved_at", Float),
+    Column("ignore_until", Float),  # ignored until this moment
+    Column("ignore_count", BigInteger),  # ... until this many more events
+    Column("ignore_events_base", BigInteger),  # events_count when it was ignored
+    Column("ignore_user_count", BigInteger),  # ... until this many more users
+    Column("ignore_users_base", BigInteger),  # users_count when it was ignored
+    Column("inbox_at", Float),  # new, regressed or unignored at; "is:for_review" for 7 days
     # digest: find the error of a grouping hash
     UniqueConstraint("project_id", "grouping_hash", name="uq_errors_project_hash"),
     # error lists: keyset pagination per sort order, filtered by status
     Index("ix_errors_list_last_seen", "project_id", "status", "last_seen", "id"),
     Index("ix_errors_list_first_seen", "project_id", "status", "first_seen", "id"),
     Index("ix_errors_list_frequency", "project_id", "status", "events_count", "id"),
+    # "My errors": a user's assigned errors across projects, newest first
+    Index("ix_errors_assignee", "assignee_id", "status", "last_seen", "id"),
+    # digest: ignored errors whose "ignore until" moment has passed
+    Index("ix_errors_ignore_until", "ignore_until"),
 )
 
 events = Table(
@@ -403,6 +420,53 @@ alert_user_settings = Table(
     Column("updated_at", Float, nullable=False),
 )
 
+# Triage history of an error (issue 15): status changes, assignments, regressions, merges,
+# and comments (``kind`` "note", Markdown in ``text``), with who and when.
+error_activity = Table(
+    "error_activity",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("project_id", Id, ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
+    Column("error_id", Id, ForeignKey("errors.id", ondelete="CASCADE"), nullable=False),
+    Column("kind", String(32), nullable=False),
+    Column("user_id", Id, ForeignKey("users.id", ondelete="SET NULL")),  # None: Tracebox
+    Column("created_at", Float, nullable=False),
+    Column("updated_at", Float),  # a comment's last edit
+    Column("text", Text),  # a comment's Markdown source
+    Column("data", Text, nullable=False, default="{}"),  # JSON: release, assignee, ids...
+    # the details page's timeline, oldest first
+    Index("ix_error_activity_error", "error_id", "id"),
+)
+
+# Where a merged error went: its old id keeps working (pages, both APIs).
+error_redirects = Table(
+    "error_redirects",
+    metadata,
+    Column("error_id", Id, primary_key=True),  # the id of the error that was merged away
+    Column("project_id", Id, ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
+    Column("target_id", Id, ForeignKey("errors.id", ondelete="CASCADE"), nullable=False),
+)
+
+# Environments the events reported (issue 15: the environment selector lists them).
+project_environments = Table(
+    "project_environments",
+    metadata,
+    Column("project_id", Id, ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True),
+    Column("name", String(255), primary_key=True),
+    Column("first_seen", Float, nullable=False),
+    Column("last_seen", Float, nullable=False),
+)
+
+# What a user chose per project and wants remembered (the environment selector).
+user_project_preferences = Table(
+    "user_project_preferences",
+    metadata,
+    Column("user_id", Id, ForeignKey("users.id", ondelete="CASCADE"), primary_key=True),
+    Column("project_id", Id, ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True),
+    Column("environment", String(255)),  # None: all environments
+    Column("updated_at", Float, nullable=False),
+)
+
 # --- releases and source map artifacts (migration 0006_sourcemaps) -----------------------
 
 # Releases created through sentry-cli (or by an artifact upload naming one). Events and
@@ -601,4 +665,17 @@ log_hourly = Table(
     Column("hour", BigInteger, primary_key=True),  # unix seconds // 3600
     Column("count", BigInteger, nullable=False),
     Column("bytes", BigInteger, nullable=False),
+)
+
+# "The latest release" (release:latest, resolve in the next release): releases in the
+# order they were created by sentry-cli or first reported by an event (issue 15).
+Index("ix_releases_project_created", releases.c.project_id, releases.c.created_at)
+
+# Search (issue 15): errors with a tag, user, release or environment value, per project.
+Index(
+    "ix_error_tags_search",
+    error_tags.c.project_id,
+    error_tags.c.key,
+    error_tags.c.value,
+    error_tags.c.error_id,
 )

@@ -15,12 +15,13 @@ from typing import Any
 from urllib.parse import quote
 
 from tracebox.errors import BadRequest, InvalidParameter, NotFound
-from tracebox.models import ErrorStatus
+from tracebox.search import SearchQuery
 from tracebox.sentry_client import SentryClient, SentryError, SentryResponse
 from tracebox.store.projects import ExternalLink
 from tracebox.tracking import sentry_mapping as mapping
 from tracebox.tracking.external import host_of
 from tracebox.tracking.external_backend import ExternalBackend
+from tracebox.tracking.external_workflow import ExternalWorkflow
 from tracebox.tracking.models import (
     ErrorDetails,
     ErrorSort,
@@ -28,14 +29,14 @@ from tracebox.tracking.models import (
     Event,
     Page,
     ReleaseHealth,
-    StatusFilter,
+    UserRef,
 )
 
 SENTRY_SORTS = {ErrorSort.FREQUENCY: "freq", ErrorSort.FIRST_SEEN: "new"}  # last_seen: default
 MAX_CURSOR_LENGTH = 200
 
 
-class ExternalSource:
+class ExternalSource(ExternalWorkflow):
     def __init__(self, backend: ExternalBackend, project_id: int, link: ExternalLink) -> None:
         self._backend = backend
         self._project_id = project_id
@@ -56,26 +57,32 @@ class ExternalSource:
             self._backend.cache.put(key, cached)
         return cached
 
+    def _project_path(self) -> str:
+        org = quote(self._link.organization_slug, safe="")
+        return f"{org}/{quote(self._link.project_slug, safe='')}"
+
     def list(
         self,
         *,
-        status: StatusFilter,
-        search: str | None,
+        query: SearchQuery,
         sort: ErrorSort,
         cursor: str | None,
         per_page: int,
+        environment: str | None = None,
+        viewer: int | None = None,
     ) -> Page[ErrorSummary]:
+        """The query goes to Sentry in Sentry's spelling (``assigned:me`` is then the
+        owner of the linked auth token, as Sentry reads it)."""
         if cursor and (len(cursor) > MAX_CURSOR_LENGTH or not cursor.isprintable()):
             raise InvalidParameter("cursor is invalid")
-        words = [] if status is StatusFilter.ALL else [f"is:{status.value}"]
-        params = {"query": " ".join([*words, *(search or "").split()]), "limit": str(per_page)}
+        params = {"query": query.to_sentry(), "limit": str(per_page)}
         if sort in SENTRY_SORTS:
             params["sort"] = SENTRY_SORTS[sort]
         if cursor:
             params["cursor"] = cursor
-        org = quote(self._link.organization_slug, safe="")
-        slug = quote(self._link.project_slug, safe="")
-        answer = self._get(f"projects/{org}/{slug}/issues/", params)
+        if environment:
+            params["environment"] = environment
+        answer = self._get(f"projects/{self._project_path()}/issues/", params)
         if not isinstance(answer.body, builtins.list):
             raise SentryError("Sentry API response is invalid: not a list of issues", "shape")
         items = [mapping.summary(i, self._project_id) for i in answer.body]
@@ -118,7 +125,9 @@ class ExternalSource:
             raise
         return mapping.event(body, error_id, self._project_id)
 
-    def events(self, error_id: int, *, cursor: str | None, per_page: int) -> Page[Event]:
+    def events(
+        self, error_id: int, *, cursor: str | None, per_page: int, environment: str | None = None
+    ) -> Page[Event]:
         """Sentry's event list is not part of what GitLab reads: the latest event only."""
         latest = self.get(error_id).latest_event
         return Page([latest] if latest and not cursor else [], None, None)
@@ -135,14 +144,9 @@ class ExternalSource:
             raise NotFound("Event")
         return found
 
-    def update_status(self, error_id: int, status: ErrorStatus) -> ErrorSummary:
-        issue = self._issue(error_id, fresh=True)  # the project check, as GitLab
-        self._sentry().put(f"issues/{error_id}/", {"status": status.value})
-        self._backend.cache.forget(self._project_id)
-        issue["status"] = status.value
-        return mapping.summary(issue, self._project_id)
-
-    def link_issue(self, error_id: int, url: str | None) -> ErrorSummary:
+    def link_issue(
+        self, error_id: int, url: str | None, actor: UserRef | None = None
+    ) -> ErrorSummary:
         raise BadRequest(
             "This project's errors live on a Sentry server: link issues there (Sentry's "
             "GitLab integration)"

@@ -12,21 +12,32 @@ from sqlalchemy import Connection
 
 from tracebox.errors import NotFound
 from tracebox.models import ErrorStatus
-from tracebox.store import Database, errors_read, feedback, releases
+from tracebox.search import Filter, SearchQuery
+from tracebox.store import Database, activity, errors_read, errors_search, feedback, releases
+from tracebox.store import merge as store_merge
+from tracebox.store import triage as store_triage
 from tracebox.store.errors_read import Edge, ErrorRow, EventRow
+from tracebox.store.errors_search import SearchScope
+from tracebox.store.triage import FOR_REVIEW_SECONDS, UserRow
 from tracebox.tracking import cursor as cursors
+from tracebox.tracking import triage
 from tracebox.tracking.events import own_summary, to_event
+from tracebox.tracking.integrated_workflow import IntegratedWorkflow
 from tracebox.tracking.models import (
+    ActivityKind,
     Bucket,
+    ErrorChange,
     ErrorDetails,
     ErrorSort,
     ErrorSummary,
     Event,
     Page,
     ReleaseHealth,
-    StatusFilter,
+    Resolution,
+    StatusDetails,
     TagSummary,
     TagValue,
+    UserRef,
 )
 
 HOURS_IN_TIMELINE = 24
@@ -38,7 +49,7 @@ R = TypeVar("R")
 T = TypeVar("T")
 
 
-class IntegratedSource:
+class IntegratedSource(IntegratedWorkflow):
     def __init__(self, db: Database, project_id: int, *, clock: Callable[[], float] = time.time):
         self._db = db
         self._project_id = project_id
@@ -47,23 +58,28 @@ class IntegratedSource:
     def list(
         self,
         *,
-        status: StatusFilter,
-        search: str | None,
+        query: SearchQuery,
         sort: ErrorSort,
         cursor: str | None,
         per_page: int,
+        environment: str | None = None,
+        viewer: int | None = None,
     ) -> Page[ErrorSummary]:
         after, before = _edges(cursor)
+        if environment:
+            query = query.plus(Filter("environment", environment))
+        scope = SearchScope(self._project_id, viewer, self._clock())
         with self._db.read() as conn:
             rows = errors_read.list_errors(
                 conn,
                 self._project_id,
-                status=status.status(),
-                search=search or None,
+                status=None,
+                search=None,
                 sort=sort.value,
                 after=after,
                 before=before,
                 limit=per_page + 1,
+                where=errors_search.conditions(query, scope),
             )
             rows, next_edge, prev_edge = _page_edges(rows, per_page, after, before)
             summaries = self._summaries(conn, rows)
@@ -73,11 +89,14 @@ class IntegratedSource:
     def get(self, error_id: int) -> ErrorDetails:
         with self._db.read() as conn:
             row = self._error(conn, error_id)
+            error_id = row.id
             summary = self._summaries(conn, [row])[0]
             daily = self._daily(conn, error_id)
             recent = errors_read.list_events(conn, error_id, after=None, before=None, limit=1)
             tags = errors_read.top_tags(conn, error_id, keys=TOP_TAG_KEYS, values=TOP_TAG_VALUES)
             reports = feedback.count_for_error(conn, self._project_id, error_id)
+            environments = errors_read.environment_counts(conn, error_id)
+            hashes = store_merge.hashes_of(conn, error_id)
         latest = self._event(row, recent[0]) if recent else None
         return ErrorDetails(
             error=summary,
@@ -87,14 +106,25 @@ class IntegratedSource:
             daily=daily,
             latest_event=latest,
             user_report_count=reports,
+            environments=[TagValue(env, n) for env, n in environments],
+            hashes=hashes,
+            own_hash=row.grouping_hash,
         )
 
-    def events(self, error_id: int, *, cursor: str | None, per_page: int) -> Page[Event]:
+    def events(
+        self, error_id: int, *, cursor: str | None, per_page: int, environment: str | None = None
+    ) -> Page[Event]:
         after, before = _edges(cursor)
         with self._db.read() as conn:
             row = self._error(conn, error_id)
+            error_id = row.id
             found = errors_read.list_events(
-                conn, error_id, after=after, before=before, limit=per_page + 1
+                conn,
+                error_id,
+                after=after,
+                before=before,
+                limit=per_page + 1,
+                environment=environment,
             )
         found, next_edge, prev_edge = _page_edges(found, per_page, after, before)
         items = [self._event(row, e) for e in found]
@@ -107,6 +137,7 @@ class IntegratedSource:
     def latest_event(self, error_id: int) -> Event:
         with self._db.read() as conn:
             row = self._error(conn, error_id)
+            error_id = row.id
             found = errors_read.list_events(conn, error_id, after=None, before=None, limit=1)
         if not found:
             raise NotFound("Event")
@@ -115,21 +146,35 @@ class IntegratedSource:
     def event(self, error_id: int, event_id: str) -> Event:
         with self._db.read() as conn:
             row = self._error(conn, error_id)
+            error_id = row.id
             found = errors_read.get_event(conn, error_id, event_id.replace("-", "").lower())
         if found is None:
             raise NotFound("Event")
         return self._event(row, found)
 
-    def update_status(self, error_id: int, status: ErrorStatus) -> ErrorSummary:
+    def update(self, error_id: int, change: ErrorChange, actor: UserRef | None) -> ErrorSummary:
+        if change.status is not None:
+            triage.validate(change.status)
         with self._db.write() as conn:
-            if not errors_read.set_status(conn, self._project_id, error_id, status.value):
-                raise NotFound("Error")
+            error_id = self._error(conn, error_id).id
+            triage.apply(conn, self._project_id, [error_id], change, actor, self._clock())
             return self._summaries(conn, [self._error(conn, error_id)])[0]
 
-    def link_issue(self, error_id: int, url: str | None) -> ErrorSummary:
+    def link_issue(
+        self, error_id: int, url: str | None, actor: UserRef | None = None
+    ) -> ErrorSummary:
         with self._db.write() as conn:
-            if not errors_read.set_external_issue(conn, self._project_id, error_id, url):
-                raise NotFound("Error")
+            error_id = self._error(conn, error_id).id
+            errors_read.set_external_issue(conn, self._project_id, error_id, url)
+            activity.add(
+                conn,
+                self._project_id,
+                [error_id],
+                ActivityKind.ISSUE_LINKED,
+                user_id=actor.id if actor else None,
+                now=self._clock(),
+                data={"url": url},
+            )
             return self._summaries(conn, [self._error(conn, error_id)])[0]
 
     def releases(self) -> builtins.list[ReleaseHealth]:
@@ -153,7 +198,12 @@ class IntegratedSource:
     # --- helpers -------------------------------------------------------------------------
 
     def _error(self, conn: Connection, error_id: int) -> ErrorRow:
+        """The error, or the one it was merged into (its old id keeps working)."""
         row = errors_read.get_error(conn, self._project_id, error_id)
+        if row is None:
+            merged_into = store_merge.resolve_redirect(conn, self._project_id, error_id)
+            if merged_into is not None:
+                row = errors_read.get_error(conn, self._project_id, merged_into)
         if row is None:
             raise NotFound("Error")
         return row
@@ -161,16 +211,7 @@ class IntegratedSource:
     def _summaries(
         self, conn: Connection, rows: builtins.list[ErrorRow]
     ) -> builtins.list[ErrorSummary]:
-        """Rows plus their 24 hourly counts, fetched in one query for the whole page."""
-        last = int(self._clock() // 3600)
-        first = last - HOURS_IN_TIMELINE + 1
-        ids = [r.id for r in rows]
-        counts = errors_read.hourly_counts(conn, ids, first_hour=first, last_hour=last)
-        unhandled = errors_read.unhandled_errors(conn, ids)
-        return [
-            _summary(r, counts.get(r.id, {}), first, last, unhandled=r.id in unhandled)
-            for r in rows
-        ]
+        return summaries(conn, rows, self._clock())
 
     def _daily(self, conn: Connection, error_id: int) -> builtins.list[Bucket]:
         today = int(self._clock() // 86400)
@@ -197,8 +238,38 @@ class IntegratedSource:
         )
 
 
+def summaries(conn: Connection, rows: list[ErrorRow], now: float) -> list[ErrorSummary]:
+    """Rows plus their 24 hourly counts, assignees and whether an event went unhandled,
+    one query each for a whole page."""
+    last = int(now // 3600)
+    first = last - HOURS_IN_TIMELINE + 1
+    ids = [r.id for r in rows]
+    counts = errors_read.hourly_counts(conn, ids, first_hour=first, last_hour=last)
+    people = store_triage.user_rows(conn, [r.assignee_id for r in rows if r.assignee_id])
+    unhandled = errors_read.unhandled_errors(conn, ids)
+    return [
+        _summary(
+            r,
+            counts.get(r.id, {}),
+            first,
+            last,
+            people.get(r.assignee_id or 0),
+            now,
+            unhandled=r.id in unhandled,
+        )
+        for r in rows
+    ]
+
+
 def _summary(
-    row: ErrorRow, hours: dict[int, int], first: int, last: int, *, unhandled: bool
+    row: ErrorRow,
+    hours: dict[int, int],
+    first: int,
+    last: int,
+    assignee: UserRow | None,
+    now: float,
+    *,
+    unhandled: bool,
 ) -> ErrorSummary:
     return ErrorSummary(
         id=row.id,
@@ -218,6 +289,22 @@ def _summary(
         regressed=bool(row.regressed),
         unhandled=unhandled,
         external_issue_url=row.external_issue_url,
+        assignee=triage.user_ref(assignee) if assignee else None,
+        status_details=_status_details(row),
+        in_review=row.status == "unresolved"
+        and row.inbox_at is not None
+        and row.inbox_at >= now - FOR_REVIEW_SECONDS,
+    )
+
+
+def _status_details(row: ErrorRow) -> StatusDetails:
+    return StatusDetails(
+        resolution=Resolution(row.resolution) if row.resolution else None,
+        release=row.resolved_release,
+        resolved_at=row.resolved_at,
+        ignore_until=row.ignore_until,
+        ignore_count=row.ignore_count,
+        ignore_user_count=row.ignore_user_count,
     )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import StrEnum
+from enum import Enum, StrEnum
 from typing import Any, Generic, TypeVar
 
 from tracebox.models import ErrorStatus
@@ -34,6 +34,34 @@ class Bucket:
     count: int
 
 
+class Resolution(StrEnum):
+    """How an error was resolved (Sentry's three ways)."""
+
+    NOW = "now"  # any later event reopens it
+    IN_RELEASE = "in_release"  # fixed in ``release``: events of older releases are expected
+    IN_NEXT_RELEASE = "in_next_release"  # fixed after ``release`` (the latest then)
+
+
+@dataclass(frozen=True)
+class UserRef:
+    id: int
+    username: str
+    name: str
+    email: str = ""
+
+
+@dataclass(frozen=True)
+class StatusDetails:
+    """Why an error is resolved or ignored, and until when it stays so."""
+
+    resolution: Resolution | None = None
+    release: str | None = None  # in_release: the fixed release; in_next_release: the one before
+    resolved_at: float | None = None
+    ignore_until: float | None = None  # unix seconds
+    ignore_count: int | None = None  # ... until this many more events
+    ignore_user_count: int | None = None  # ... until this many more users
+
+
 @dataclass(frozen=True)
 class ErrorSummary:
     id: int
@@ -52,6 +80,9 @@ class ErrorSummary:
     frequency: list[Bucket]  # 24 hourly counts, oldest first, ending with the current hour
     regressed: bool = False  # reopened by a new event after it was resolved
     unhandled: bool = False  # an event's exception reached no handler in the application
+    assignee: UserRef | None = None
+    status_details: StatusDetails = field(default_factory=StatusDetails)
+    in_review: bool = False  # new, regressed or unignored in the last 7 days, not reviewed
     external_issue_url: str | None = None  # the issue it is linked to (a GitLab issue)
 
 
@@ -170,6 +201,9 @@ class ErrorDetails:
     daily: list[Bucket]  # 30 daily counts, oldest first, ending today (UTC)
     latest_event: Event | None
     user_report_count: int = 0  # user feedback about the error's events
+    environments: list[TagValue] = field(default_factory=list)  # events per environment
+    hashes: list[str] = field(default_factory=list)  # grouping hashes merged into this error
+    own_hash: str = ""  # the error's own grouping hash (the others can be unmerged)
 
 
 @dataclass(frozen=True)
@@ -192,3 +226,73 @@ class Page(Generic[T]):
     items: list[T]
     next_cursor: str | None
     prev_cursor: str | None
+
+
+class ActivityKind(StrEnum):
+    """What happened to an error; Sentry's activity types where Sentry has one."""
+
+    NOTE = "note"  # a comment
+    SET_RESOLVED = "set_resolved"
+    SET_RESOLVED_IN_RELEASE = "set_resolved_in_release"
+    SET_RESOLVED_IN_NEXT_RELEASE = "set_resolved_in_next_release"
+    SET_UNRESOLVED = "set_unresolved"
+    SET_IGNORED = "set_ignored"
+    SET_REGRESSION = "set_regression"
+    ASSIGNED = "assigned"
+    UNASSIGNED = "unassigned"
+    MERGE = "merge"
+    UNMERGE = "unmerge"
+    REVIEWED = "mark_reviewed"
+    ISSUE_LINKED = "issue_linked"
+
+
+@dataclass(frozen=True)
+class Activity:
+    id: int
+    error_id: int
+    kind: ActivityKind
+    user: UserRef | None  # None: Tracebox itself (the digest)
+    created_at: float
+    data: dict[str, Any] = field(default_factory=dict)
+    text: str | None = None  # a comment's Markdown source
+    updated_at: float | None = None
+
+
+@dataclass(frozen=True)
+class StatusChange:
+    """A requested status, with how to resolve or until when to ignore (validated)."""
+
+    status: ErrorStatus
+    resolution: Resolution = Resolution.NOW
+    release: str | None = None  # for Resolution.IN_RELEASE
+    ignore_minutes: int | None = None  # ignore for this long
+    ignore_until: float | None = None  # ... or until this moment
+    ignore_count: int | None = None
+    ignore_user_count: int | None = None
+
+
+class Keep(Enum):
+    """A field of an ``ErrorChange`` that stays as it is."""
+
+    KEEP = "keep"
+
+
+KEEP = Keep.KEEP
+
+
+@dataclass(frozen=True)
+class ErrorChange:
+    """One change to one or many errors (the PUT of an error, a bulk action)."""
+
+    status: StatusChange | None = None
+    assignee: UserRef | Keep | None = KEEP  # None: unassign
+    reviewed: bool = False  # take it out of "for review"
+
+    def is_empty(self) -> bool:
+        return self.status is None and self.assignee is KEEP and not self.reviewed
+
+
+@dataclass(frozen=True)
+class BulkResult:
+    changed: int  # errors changed
+    batches: int  # transactions used

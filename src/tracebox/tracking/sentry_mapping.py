@@ -13,7 +13,16 @@ from typing import Any
 from tracebox.models import ErrorStatus
 from tracebox.sentry_client import SentryError
 from tracebox.tracking.events import mechanism
-from tracebox.tracking.models import Bucket, ErrorSummary, Event, ExceptionInfo, Frame
+from tracebox.tracking.models import (
+    Bucket,
+    ErrorSummary,
+    Event,
+    ExceptionInfo,
+    Frame,
+    Resolution,
+    StatusDetails,
+    UserRef,
+)
 
 Json = dict[str, Any]
 
@@ -89,8 +98,36 @@ def summary(issue: Any, project_id: int) -> ErrorSummary:
         level=str(issue.get("level") or "error"),
         frequency=_buckets(issue.get("stats")),
         unhandled=issue.get("isUnhandled") is True,
+        assignee=_assignee(issue.get("assignedTo")),
+        status_details=_status_details(issue.get("status"), issue.get("statusDetails")),
         external_issue_url=_gitlab_issue(issue.get("pluginIssues")),
     )
+
+
+def _assignee(value: Any) -> UserRef | None:
+    """Sentry's ``assignedTo`` (a user; a team is shown by its name)."""
+    if not isinstance(value, dict):
+        return None
+    name = str(value.get("name") or value.get("email") or "")
+    user_id = str(value.get("id") or "")
+    return UserRef(
+        id=int(user_id) if user_id.isascii() and user_id.isdigit() and len(user_id) < 18 else 0,
+        username=str(value.get("username") or name),
+        name=name,
+        email=str(value.get("email") or ""),
+    )
+
+
+def _status_details(status: Any, value: Any) -> StatusDetails:
+    d = value if isinstance(value, dict) else {}
+    if status == "resolvedInNextRelease" or d.get("inNextRelease"):
+        return StatusDetails(resolution=Resolution.IN_NEXT_RELEASE)
+    if isinstance(d.get("inRelease"), str):
+        return StatusDetails(resolution=Resolution.IN_RELEASE, release=d["inRelease"])
+    until = timestamp(d.get("ignoreUntil")) or None
+    count = _int(d.get("ignoreCount")) or None
+    users = _int(d.get("ignoreUserCount")) or None
+    return StatusDetails(ignore_until=until, ignore_count=count, ignore_user_count=users)
 
 
 def _gitlab_issue(plugin_issues: Any) -> str | None:

@@ -25,11 +25,13 @@ from tracebox.ui import (
     routes_details,
     routes_errors,
     routes_members,
+    routes_my_errors,
     routes_privacy,
     routes_projects,
     routes_sdkdata,
     routes_settings,
     routes_tokens,
+    routes_triage,
 )
 from tracebox.ui.sessions import Signer, instance_secret
 from tracebox.ui.throttle import SigninThrottle
@@ -81,6 +83,7 @@ def ui_routes(ctx: UiContext) -> list[BaseRoute]:
         page("/users/sign_in", routes_auth.sign_in, POST, public=True),
         page("/users/sign_out", routes_auth.sign_out, POST, public=True),
         page("/projects", routes_projects.index),
+        page("/dashboard/errors", routes_my_errors.my_errors),
         page("/projects/new", routes_projects.new_form),
         page("/projects/new", routes_projects.create, POST),
         page(tokens, routes_tokens.index),
@@ -97,6 +100,7 @@ def ui_routes(ctx: UiContext) -> list[BaseRoute]:
 
 def _project_routes(page: Callable[..., Route]) -> list[Route]:
     et = P + "/error_tracking"
+    comment = et + "/{error_id:int}/comments/{comment_id:int}"
     monitor = P + "/settings/monitor"
     members = P + "/project_members"
     return [
@@ -112,6 +116,14 @@ def _project_routes(page: Callable[..., Route]) -> list[Route]:
         page(P + "/logs", routes_sdkdata.logs_page),
         page(P + "/user_feedback", routes_sdkdata.feedback_page),
         page(P + "/attachments/{attachment_id:int}", routes_sdkdata.download_attachment),
+        page(et + "/{error_id:int}/assign", routes_triage.assign, POST),
+        page(et + "/{error_id:int}/review", routes_triage.review, POST),
+        page(et + "/{error_id:int}/issue", routes_triage.link_issue, POST),
+        page(et + "/{error_id:int}/comments", routes_triage.add_comment, POST),
+        page(et + "/{error_id:int}/comments/{comment_id:int}", routes_triage.edit_comment, POST),
+        page(comment + "/delete", routes_triage.delete_comment, POST),
+        page(et + "/bulk", routes_triage.bulk, POST),
+        page(et + "/{error_id:int}/unmerge", routes_triage.unmerge, POST),
         page(monitor, routes_settings.monitor),
         page(monitor, routes_settings.save_monitor, POST),
         page(monitor + "/client_keys", routes_settings.create_key, POST),

@@ -107,11 +107,60 @@
 
   document.addEventListener("change", function (event) {
     if (event.target.name === "backend") syncBackend(event.target.form);
+    if (event.target.hasAttribute("data-autosubmit") && event.target.form) {
+      event.target.form.requestSubmit();
+    }
+  });
+
+  // The error list's keys: j/k move, o opens, r/i/a resolve, ignore, assign to me;
+  // Escape leaves the search box so the keys reach the list.
+  var selectedRow = -1;
+
+  function errorRows() {
+    return Array.prototype.slice.call(document.querySelectorAll("#error-list tr.error-row"));
+  }
+
+  function selectRow(index) {
+    var rows = errorRows();
+    if (!rows.length) return;
+    selectedRow = Math.max(0, Math.min(rows.length - 1, index));
+    rows.forEach(function (row, i) { row.classList.toggle("selected", i === selectedRow); });
+    var link = rows[selectedRow].querySelector("a.error-title");
+    if (link) link.focus({ preventScroll: true });
+    rows[selectedRow].scrollIntoView({ block: "nearest" });
+  }
+
+  function submitRowForm(key) {
+    var row = errorRows()[selectedRow];
+    var form = row && row.querySelector('form[data-key="' + key + '"]');
+    if (form) form.requestSubmit();
+  }
+
+  document.addEventListener("keydown", function (event) {
+    if (event.ctrlKey || event.metaKey || event.altKey || event.defaultPrevented) return;
+    var target = event.target;
+    if (event.key === "Escape" && target.id === "query") {
+      event.preventDefault();  // keep the query (a search field clears itself on Escape)
+      target.blur();
+      return;
+    }
+    if (target.closest && target.closest("input, textarea, select, [contenteditable]")) return;
+    if (!document.getElementById("error-list") || !errorRows().length) return;
+    var key = event.key;
+    if (key === "j") selectRow(selectedRow + 1);
+    else if (key === "k") selectRow(selectedRow < 0 ? 0 : selectedRow - 1);
+    else if (key === "o" && selectedRow >= 0) window.location.href = errorRows()[selectedRow].getAttribute("data-href");
+    else if ((key === "r" || key === "i" || key === "a") && selectedRow >= 0) submitRowForm(key);
+    else return;
+    event.preventDefault();
   });
 
   function init(root) {
     showCopyButtons(root);
     root.querySelectorAll("#error-tracking-settings").forEach(syncBackend);
+    if (selectedRow >= 0 && root.querySelector && root.querySelector("tr.error-row")) {
+      selectRow(selectedRow);  // the list was swapped in: keep the place
+    }
   }
 
   document.addEventListener("DOMContentLoaded", function () { init(document); });

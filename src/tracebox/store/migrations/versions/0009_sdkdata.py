@@ -1,7 +1,7 @@
 """sdkdata: attachments, user feedback, client reports and logs (issue 12)
 
 Revision ID: 0009_sdkdata
-Revises: 0005_privacy
+Revises: 0008_workflow
 
 New tables only: nothing stored before changes.
 """
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0009_sdkdata"
-down_revision = "0005_privacy"
+down_revision = "0008_workflow"
 branch_labels = None
 depends_on = None
 

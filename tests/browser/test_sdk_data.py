@@ -1,13 +1,15 @@
 """Issue 12 in real headless Chromium: a real Python SDK event's local variables on the
 details page (collapsible, escaped), its attachment saved as a download and never shown,
-its user feedback and its trace's logs; sentry-go's slog records on the log view."""
+its user feedback and its trace's logs; sentry-go's slog records on the log view;
+@sentry/browser's unhandled session and late user in release health."""
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import BrowserContext, Page, expect
 
 from tests.browser.conftest import Tracebox
 from tests.browser.harness import create_project, project_dsn, reload_until
@@ -87,3 +89,33 @@ def test_slog_records_on_the_log_view(root_page: Page, tracebox: Tracebox) -> No
     expect(rows).to_have_count(1)
     page.get_by_role("link", name="Error Tracking").click()
     expect(page.get_by_role("link", name="charge failed")).to_be_visible()
+
+
+def test_browser_unhandled_session_and_late_user_count_in_release_health(
+    root_page: Page, tracebox: Tracebox, context: BrowserContext, tmp_path: Path
+) -> None:
+    """@sentry/browser 11: the session's first update has no user (setUser comes later);
+    an error nothing catches ends it as ``unhandled`` with the user's ``did``."""
+    page, base = root_page, tracebox.url
+    path = create_project(page, base, "Pay")
+    dsn = project_dsn(page, base, path)
+    with sdk_programs.browser_session_site(tmp_path, dsn, "pay@3.0.0") as site:
+        app = context.new_page()
+        app.goto(site)
+        expect(app.locator("body[data-ready=true]")).to_have_count(1)
+        expect(app.locator("body[data-sessions='1']")).to_have_count(1)  # init, no user
+        app.get_by_role("button", name="Pay").click()
+        expect(app.locator("body[data-sessions='2']")).to_have_count(1, timeout=20_000)
+        app.close()
+
+    page.goto(f"{base}/{path}/-/error_tracking/releases")
+    reload_until(page, "pay@3.0.0")
+    health = page.locator("tr", has=page.locator("td.col-health"))
+    cells = health.filter(has_text="pay@3.0.0").locator("td.num")
+    # Sessions, crashed, errored, users: the unhandled session errored (not crashed),
+    # and its user, who arrived with the last update, counts.
+    expect(cells).to_have_text(["1", "0", "1", "1"])
+    page.goto(f"{base}/{path}/-/error_tracking")
+    reload_until(page, "Error: payment failed for user-7")
+    listed = page.locator("tr", has=page.get_by_role("link", name="Error: payment failed"))
+    expect(listed.locator(".badge", has_text="Unhandled")).to_be_visible()

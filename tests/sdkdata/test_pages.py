@@ -71,6 +71,8 @@ def test_the_error_page_shows_attachments_trace_logs_and_feedback(world: World) 
     assert HOSTILE not in page
     assert 'id="attachments-title">Attachments' in page
     assert "&lt;img src=x onerror=alert(1)&gt;.html" in page
+    size = len(HOSTILE.encode())
+    assert f"The project keeps 1 attachment, {size} B of at most 1.0 GiB." in page
     assert 'id="logs-title">Logs of this trace' in page
     assert "charging card &lt;img" in page and "card declined" in page
     assert f'href="/acme/web/-/logs?trace={TRACE}"' in page

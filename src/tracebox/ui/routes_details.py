@@ -45,7 +45,13 @@ def error_details(r: Req, project: str, error_id: int) -> Response:
     event = step.items[0] if step.items else (None if environment else details.latest_event)
     extras = sdk_sections.EventExtras()
     if isinstance(source, IntegratedSource):  # a linked Sentry keeps its own
-        extras = sdk_sections.load(r.db, access.project.id, error_id, event)
+        extras = sdk_sections.load(
+            r.db,
+            access.project.id,
+            error_id,
+            event,
+            max_project_bytes=r.ctx.settings.attachments_max_project_bytes,
+        )
     return r.render(
         "errors/details.html",
         access=access,

@@ -25,9 +25,15 @@ class EventExtras:
     logs: list[LogRow] = field(default_factory=list)
     feedback: list[FeedbackRow] = field(default_factory=list)
     feedback_count: int = 0
+    # What the project's attachments hold (files, bytes as received) and its bound
+    # (TRACEBOX_ATTACHMENTS_MAX_PROJECT_BYTES): shown with the event's attachments.
+    stored_attachments: tuple[int, int] = (0, 0)
+    max_attachment_bytes: int = 0
 
 
-def load(db: Database, project_id: int, error_id: int, event: Event | None) -> EventExtras:
+def load(
+    db: Database, project_id: int, error_id: int, event: Event | None, *, max_project_bytes: int
+) -> EventExtras:
     with db.read() as conn:
         count = feedback_store.count_for_error(conn, project_id, error_id)
         reports = (
@@ -36,6 +42,14 @@ def load(db: Database, project_id: int, error_id: int, event: Event | None) -> E
         if event is None:
             return EventExtras(feedback=reports, feedback_count=count)
         files = attachment_store.for_event(conn, project_id, event.event_id)
+        stored = attachment_store.usage(conn, project_id) if files else (0, 0)
         trace = event.trace_id
         logs = log_store.for_trace(conn, project_id, trace, MAX_TRACE_LOGS) if trace else []
-    return EventExtras(attachments=files, logs=logs, feedback=reports, feedback_count=count)
+    return EventExtras(
+        attachments=files,
+        logs=logs,
+        feedback=reports,
+        feedback_count=count,
+        stored_attachments=stored,
+        max_attachment_bytes=max_project_bytes,
+    )

@@ -21,7 +21,7 @@ import httpx
 import orjson
 import sqlalchemy as sa
 from playwright.sync_api import Locator, Page, sync_playwright
-from sqlalchemy import select
+from sqlalchemy import Connection, select
 
 from tests.alerts.demo import populate_alerts
 from tests.browser.demo_data import checkout_event, populate
@@ -33,7 +33,7 @@ from tests.sourcemaps import demo as sourcemap_demo
 from tracebox.accounts import users
 from tracebox.config import Settings
 from tracebox.digest.prepare import Preparer
-from tracebox.models import AccessLevel, ErrorStatus
+from tracebox.models import AccessLevel, ErrorStatus, Project
 from tracebox.privacy import IpMode, PrivacySettings
 from tracebox.protocol.event import normalize_event
 from tracebox.store import Database, client_keys, members, projects
@@ -75,9 +75,7 @@ def _data(settings: Settings) -> str:
     db = Database(settings.resolved_database_url())
     try:
         with db.write() as conn:
-            project = projects.create(conn, "acme/storefront", "Storefront")
-            tracking_settings.save(conn, project.id, active=True, integrated=True, create=True)
-            members.add(conn, project.id, 1, AccessLevel.OWNER)  # root
+            project = _new_project(conn, "acme/storefront", "Storefront")
         populate(db, project.id)
         _triage(db, project.id)
         populate_alerts(db, settings, project.id, project.path)
@@ -85,6 +83,14 @@ def _data(settings: Settings) -> str:
     finally:
         db.dispose()
     return project.path
+
+
+def _new_project(conn: Connection, path: str, name: str) -> Project:
+    """A project with integrated error tracking, root its owner."""
+    project = projects.create(conn, path, name)
+    tracking_settings.save(conn, project.id, active=True, integrated=True, create=True)
+    members.add(conn, project.id, 1, AccessLevel.OWNER)  # root
+    return project
 
 
 def _triage(db: Database, project_id: int) -> None:
@@ -161,9 +167,7 @@ def _sdk_data(settings: Settings, base: str) -> str:
     db = Database(settings.resolved_database_url())
     try:
         with db.write() as conn:
-            project = projects.create(conn, "acme/checkout", "Checkout")
-            tracking_settings.save(conn, project.id, active=True, integrated=True, create=True)
-            members.add(conn, project.id, 1, AccessLevel.OWNER)  # root
+            project = _new_project(conn, "acme/checkout", "Checkout")
             key = client_keys.create(conn, project.id)
     finally:
         db.dispose()

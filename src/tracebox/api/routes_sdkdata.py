@@ -14,7 +14,7 @@ from tracebox.api.context import Ctx, ErrorsReader, IdPath
 from tracebox.api.pagination import DEFAULT_PER_PAGE, CursorParam, PerPage, keyset_headers
 from tracebox.api.routes_errors import ERRORS, EventId
 from tracebox.api.timefmt import iso
-from tracebox.errors import InvalidParameter, NotFound
+from tracebox.errors import InvalidParameter
 from tracebox.protocol.logs import LEVELS
 from tracebox.store import attachments
 from tracebox.store import feedback as feedback_store
@@ -131,10 +131,7 @@ def list_attachments(
 def download_attachment(attachment_id: IdPath, access: ErrorsReader, ctx: Ctx) -> Response:
     """The file, always as a download: ``application/octet-stream``,
     ``Content-Disposition: attachment``, ``X-Content-Type-Options: nosniff``."""
-    with ctx.db.read() as conn:
-        found = attachments.get(conn, access.project.id, attachment_id)
-    if found is None:
-        raise NotFound("Attachment")
+    found = downloads.find(ctx.db, access.project.id, attachment_id)
     return StreamingResponse(
         downloads.stream(ctx.db, found), headers=downloads.download_headers(found)
     )

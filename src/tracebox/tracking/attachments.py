@@ -15,12 +15,22 @@ from urllib.parse import quote
 
 import zstandard
 
+from tracebox.errors import NotFound
 from tracebox.store import Database
 from tracebox.store import attachments as store
 from tracebox.store.attachments import Attachment
 
 _UNSAFE_NAME = re.compile(r'[\x00-\x1f\x7f"\\/;]+')
 MAX_NAME_CHARS = 200
+
+
+def find(db: Database, project_id: int, attachment_id: int) -> Attachment:
+    """The project's attachment, or NotFound (404 on every surface)."""
+    with db.read() as conn:
+        found = store.get(conn, project_id, attachment_id)
+    if found is None:
+        raise NotFound("Attachment")
+    return found
 
 
 def download_headers(attachment: Attachment) -> dict[str, str]:

@@ -12,9 +12,8 @@ from starlette.datastructures import QueryParams
 from starlette.responses import Response, StreamingResponse
 
 from tracebox.accounts.policy import Action
-from tracebox.errors import InvalidParameter, NotFound
+from tracebox.errors import InvalidParameter
 from tracebox.protocol.logs import LEVELS
-from tracebox.store import attachments
 from tracebox.store import feedback as feedback_store
 from tracebox.store import logs as log_store
 from tracebox.tracking import attachments as downloads
@@ -147,10 +146,7 @@ def feedback_page(r: Req, project: str) -> Response:
 def download_attachment(r: Req, project: str, attachment_id: int) -> Response:
     """The file, always as a download (``tracking.attachments``)."""
     access = r.project(project, Action.READ_ERRORS)
-    with r.db.read() as conn:
-        found = attachments.get(conn, access.project.id, attachment_id)
-    if found is None:
-        raise NotFound("Attachment")
+    found = downloads.find(r.db, access.project.id, attachment_id)
     return StreamingResponse(
         downloads.stream(r.db, found), headers=downloads.download_headers(found)
     )

@@ -299,6 +299,7 @@ MATRIX: list[tuple[str, str, Any, str]] = [
     ("GET",    ET + "/user_feedback", None,                   "401 404 403 200 200 200 200 200 200 401 401"),
     ("GET",    ET + "/errors/{e}/user_feedback", None,        "401 404 403 200 200 200 200 200 200 401 401"),
     ("GET",    ET + "/logs", None,                            "401 404 403 200 200 200 200 200 200 401 401"),
+    ("GET",    ET + "/client_reports", None,                  "401 404 403 200 200 200 200 200 200 401 401"),
     ("DELETE", ET + "/artifacts/{fresh_artifact}", None,      "401 404 403 403 403 204 204 204 403 401 401"),
     ("GET",    "/api/0/projects/", None,                      "401 200 200 200 200 200 200 200 200 401 401"),
     ("GET",    "/api/0/projects/acme/web/issues/", None,      "401 404 403 200 200 200 200 200 200 401 401"),

@@ -1,5 +1,5 @@
-"""Attachments, user feedback and logs on /api/v4, and the user report count on both
-APIs (issue 12)."""
+"""Attachments, user feedback, logs and client reports on /api/v4, and the user report
+count on both APIs (issue 12)."""
 
 from __future__ import annotations
 
@@ -126,3 +126,20 @@ def test_log_search_filters_and_validation(world: World) -> None:
     for bad in ("?level=loud", "?trace_id=xyz", "?cursor=nope", "?per_page=1000"):
         r = world.call(f"/logs{bad}")
         assert r.status_code == 400, (bad, r.text)
+
+
+def test_what_sdks_discarded_per_category_and_reason(world: World) -> None:
+    def report(*entries: tuple[str, str, int]) -> tuple[dict[str, object], bytes]:
+        found = [{"category": c, "reason": r, "quantity": n} for c, r, n in entries]
+        return json_item("client_report", {"discarded_events": found})
+
+    world.send(report(("error", "before_send", 2), ("error", "queue_overflow", 1)), event_id=None)
+    world.send(report(("error", "before_send", 3), ("log_item", "sample_rate", 4)), event_id=None)
+    assert world.get("/client_reports") == [
+        {"category": "error", "reason": "before_send", "count": 5},
+        {"category": "log_item", "reason": "sample_rate", "count": 4},
+        {"category": "error", "reason": "queue_overflow", "count": 1},
+    ]
+    assert world.get("/client_reports?days=90")[0]["count"] == 5
+    for bad in ("0", "91", "x"):
+        assert world.call(f"/client_reports?days={bad}").status_code == 400, bad

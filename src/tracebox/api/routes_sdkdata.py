@@ -1,9 +1,11 @@
 """What SDKs send besides errors, on /api/v4 (issue 12; docs/sdk-data.md): an event's
-attachments and their download, user feedback, and the log search. Reporter+, as errors.
+attachments and their download, user feedback, the log search, and what the SDKs
+reported they discarded (client reports). Reporter+, as errors.
 A project linked to a Sentry server keeps these in Sentry: its lists are empty."""
 
 from __future__ import annotations
 
+import time
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response
@@ -16,7 +18,7 @@ from tracebox.api.routes_errors import ERRORS, EventId
 from tracebox.api.timefmt import iso
 from tracebox.errors import InvalidParameter
 from tracebox.protocol.logs import LEVELS
-from tracebox.store import attachments
+from tracebox.store import attachments, client_reports
 from tracebox.store import feedback as feedback_store
 from tracebox.store import logs as log_store
 from tracebox.store.attachments import Attachment
@@ -190,3 +192,27 @@ def search_logs(
         )  # fmt: skip
     keyset_headers(request, response, per_page, _next(rows, per_page, "timestamp"), None)
     return [LogOut.of(r) for r in rows[:per_page]]
+
+
+class DiscardedOut(BaseModel):
+    category: str = Field(description="error, transaction, session, attachment, log_item, ...")
+    reason: str = Field(description="ratelimit_backoff, queue_overflow, before_send, ...")
+    count: int
+
+
+MAX_REPORT_DAYS = 90  # client report counters are hourly; a quarter is the longest view
+
+
+@router.get(PROJECT + "/client_reports", response_model=list[DiscardedOut])
+def discarded_by_sdks(
+    access: ErrorsReader,
+    ctx: Ctx,
+    days: Annotated[int, Query(ge=1, le=MAX_REPORT_DAYS, description="The last N days")] = 30,
+) -> list[DiscardedOut]:
+    """What the project's SDKs reported they discarded (``client_report`` items) in the
+    last ``days`` days, per data category and reason, most first: why an error the app
+    raised may never have reached Tracebox."""
+    since_hour = int(time.time() // 3600) - days * 24 + 1
+    with ctx.db.read() as conn:
+        found = client_reports.totals(conn, access.project.id, since_hour=since_hour)
+    return [DiscardedOut(category=d.category, reason=d.reason, count=d.count) for d in found]

@@ -15,6 +15,7 @@ from tests.browser.conftest import Tracebox
 from tests.browser.harness import create_project, project_dsn, reload_until
 from tests.e2e import sdk_programs
 from tests.e2e.programs.python_sdk_data import ATTACHMENT
+from tests.helpers import wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -94,8 +95,8 @@ def test_slog_records_on_the_log_view(root_page: Page, tracebox: Tracebox) -> No
 def test_browser_unhandled_session_and_late_user_count_in_release_health(
     root_page: Page, tracebox: Tracebox, context: BrowserContext, tmp_path: Path
 ) -> None:
-    """@sentry/browser 11: the session's first update has no user (setUser comes later);
-    an error nothing catches ends it as ``unhandled`` with the user's ``did``."""
+    """@sentry/browser 11: the session's first update has no user; setUser sends an
+    update with the ``did``; an error nothing catches ends it as ``unhandled``."""
     page, base = root_page, tracebox.url
     path = create_project(page, base, "Pay")
     dsn = project_dsn(page, base, path)
@@ -105,16 +106,23 @@ def test_browser_unhandled_session_and_late_user_count_in_release_health(
         expect(app.locator("body[data-ready=true]")).to_have_count(1)
         expect(app.locator("body[data-sessions='1']")).to_have_count(1)  # init, no user
         app.get_by_role("button", name="Pay").click()
-        expect(app.locator("body[data-sessions='2']")).to_have_count(1, timeout=20_000)
+        body = app.locator("body")
+        # The user's update (setUser: status ok, the did) and the unhandled end.
+        expect(body).to_have_attribute("data-sessions", "3", timeout=30_000)
+        assert "event:200" in (body.get_attribute("data-sent") or "")
         app.close()
 
     page.goto(f"{base}/{path}/-/error_tracking/releases")
-    reload_until(page, "pay@3.0.0")
     health = page.locator("tr", has=page.locator("td.col-health"))
     cells = health.filter(has_text="pay@3.0.0").locator("td.num")
+
+    def counts() -> list[str]:  # the digest may not have both updates yet: reload
+        page.reload()
+        return cells.all_inner_texts()
+
     # Sessions, crashed, errored, users: the unhandled session errored (not crashed),
     # and its user, who arrived with the last update, counts.
-    expect(cells).to_have_text(["1", "0", "1", "1"])
+    wait_for(lambda: counts() == ["1", "0", "1", "1"], timeout=30, interval=0.3)
     page.goto(f"{base}/{path}/-/error_tracking")
     reload_until(page, "Error: payment failed for user-7")
     listed = page.locator("tr", has=page.get_by_role("link", name="Error: payment failed"))

@@ -2,13 +2,15 @@
 // tests/sourcemaps/app/package.json, bundled by esbuild from .cache/sdk/sourcemaps-app).
 //
 // The session starts at init, before the app knows its user (its first update has no
-// `did`). "Pay" sets the user, then an error no handler catches ends the session as
-// `unhandled` (the status of @sentry/browser 8+), and that update carries the `did`.
-// body[data-sessions] counts the session envelopes the SDK's transport delivered (2xx).
+// `did`). "Pay" sets the user (the SDK sends an update with the `did`), then an error no
+// handler catches ends the session as `unhandled` (the status of @sentry/browser 8+).
+// body[data-sessions] counts the session envelopes the SDK's transport delivered (2xx);
+// body[data-sent] lists every envelope's item types and answer ("session:200 ...").
 import * as Sentry from "@sentry/browser";
 
 const config = window.TRACEBOX || {};
 let delivered = 0;
+const sent = [];
 
 function countingTransport(options) {
   const inner = Sentry.makeFetchTransport(options);
@@ -17,6 +19,8 @@ function countingTransport(options) {
       const types = envelope[1].map((item) => item[0].type);
       return inner.send(envelope).then((response) => {
         const code = response && response.statusCode;
+        sent.push(`${types.join(",")}:${code}`);
+        document.body.dataset.sent = sent.join(" ");
         if (types.includes("session") && code >= 200 && code < 300) {
           delivered += 1;
           document.body.dataset.sessions = String(delivered);

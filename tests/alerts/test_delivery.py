@@ -227,3 +227,31 @@ def test_a_stopping_sender_hands_claimed_deliveries_back(world: World) -> None:
     assert receiver.requests == []
     [delivery] = world.deliveries()
     assert (delivery.status, delivery.attempts) == ("retrying", 0)
+
+
+def test_a_database_outage_is_logged_as_one_episode(
+    world: World, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Every pass fails while the database is down: one line for the start, no tracebacks
+    (the durability fault runner counts the log lines of a 20 s outage)."""
+    from tests.helpers import free_port, wait_for
+    from tracebox.store import Database
+
+    down = Database(f"postgresql+psycopg://postgres@127.0.0.1:{free_port()}/none")
+    settings = world.settings.model_copy(update={"alert_sender_poll_interval_ms": 1})
+    sender = AlertSender(down, settings, world.ctx)
+    passes: list[float] = []
+    stop = threading.Event()
+    thread = threading.Thread(target=sender.run, args=(stop, lambda: passes.append(0)))
+    with caplog.at_level("INFO", logger="tracebox.alerts.sender"):
+        thread.start()
+        try:
+            wait_for(lambda: len(passes) >= 4)
+        finally:
+            stop.set()
+            thread.join(10)
+            down.dispose()
+    lines = [r for r in caplog.records if r.name == "tracebox.alerts.sender"]
+    assert len(lines) == 1, [r.getMessage() for r in lines]
+    assert "database unavailable" in lines[0].getMessage()
+    assert not lines[0].exc_info

@@ -48,9 +48,10 @@ def test_keyset_pages_cover_every_error_once(api: Api, owner: User, project: Pro
 
 
 def test_filters_sorts_and_hourly_counts(api: Api, owner: User, project: Project) -> None:
-    now = time.time()
+    clock = time.time()
+    now = max(clock - 30, clock - clock % HOUR)  # in this hour's bucket, even at hh:00:10
     api.events(project, exception_event("Old", "v", timestamp=now - 5 * HOUR))
-    api.events(project, *[exception_event("Hot", "v", timestamp=now - 30) for _ in range(3)])
+    api.events(project, *[exception_event("Hot", "v", timestamp=now) for _ in range(3)])
     token = api.token(owner)
     by_freq = api.call("GET", errors_url(project, "?sort=frequency"), token).json()
     assert [e["type"] for e in by_freq] == ["Hot", "Old"]

@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -194,7 +195,8 @@ def database_outage(work: Path) -> FaultResult:
                 lines = outage_log.splitlines()
                 result.expect(
                     "Traceback" not in outage_log and len(lines) <= 30,
-                    f"{len(lines)} log lines during the outage (want a few, no tracebacks)",
+                    f"{len(lines)} log lines during the outage (want a few, no tracebacks); "
+                    f"most frequent: {_most_frequent(lines)}",
                 )
                 result.expect(
                     "database unavailable" in outage_log,
@@ -528,3 +530,9 @@ def second_instance(work: Path) -> FaultResult:
 def _snapshot(directory: Path) -> dict[str, int]:
     """File names and inodes: a wiped and recreated folder has new inodes."""
     return {p.name: p.stat().st_ino for p in directory.iterdir()}
+
+
+def _most_frequent(lines: list[str], shown: int = 3) -> str:
+    """The log lines seen most often, timestamps aside: what floods the log."""
+    counts = Counter(line.split(" ", 2)[-1][:160] for line in lines)
+    return "; ".join(f"{n} x {text!r}" for text, n in counts.most_common(shown))

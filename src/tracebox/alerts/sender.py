@@ -21,6 +21,7 @@ from tracebox.alerts.deliver import Backoff, SendContext
 from tracebox.alerts.message import build
 from tracebox.alerts.outbound import Answer
 from tracebox.config import Settings
+from tracebox.logs import LoggedCondition, first_line
 from tracebox.store import Database, alert_outbox
 from tracebox.store.alert_outbox import Delivery
 from tracebox.store.alerts import Channel, get_action_by_id
@@ -52,6 +53,11 @@ class AlertSender:
         self.heartbeat = 0.0
         self._next_housekeeping = 0.0
         self._stop = threading.Event()
+        reminder = settings.log_reminder_seconds
+        self._database_down = LoggedCondition(
+            log, "database unavailable; alerts wait in the outbox", reminder_seconds=reminder
+        )
+        self._failing = LoggedCondition(log, "alert sender pass failed", reminder_seconds=reminder)
 
     def run(self, stop: threading.Event, beat: Callable[[], None] | None = None) -> None:
         """Send until ``stop`` is set; ``beat`` (the supervisor's heartbeat) is called
@@ -66,10 +72,16 @@ class AlertSender:
                 try:
                     sent = self.run_once(pool)
                     self._housekeeping()
-                except Exception:
-                    log.exception("alert sender pass failed; retrying")
+                except Exception as e:
+                    # An outage fails every pass: logged as episodes, not once a pass.
+                    if self.db.ping():
+                        self._failing.occurred(f"retrying ({type(e).__name__})", traceback=True)
+                    else:
+                        self._database_down.occurred(f"retrying ({first_line(e)})")
                     stop.wait(min(5.0, self.poll_s * 10))
                     continue
+                self._database_down.cleared()
+                self._failing.cleared()
                 if sent == 0:
                     stop.wait(self.poll_s)
 

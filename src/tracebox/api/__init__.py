@@ -22,6 +22,7 @@ from tracebox.api import (
     routes_errors,
     routes_privacy,
     routes_projects,
+    routes_sdkdata,
     routes_storage,
     routes_tracking,
     routes_users,
@@ -69,6 +70,7 @@ def create_v4(ctx: ApiContext) -> FastAPI:
         routes_storage,
         routes_privacy,
         routes_alerts,
+        routes_sdkdata,
         routes_workflow,
     )
     for module in v4_routers:

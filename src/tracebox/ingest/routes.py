@@ -292,9 +292,10 @@ def category_of(kind: RecordKind) -> str | None:
     return KIND_CATEGORIES.get(kind.value, "default")
 
 
-def _origin(request: Request, key: IngestKey, received: float) -> Origin:
+def _origin(request: Request, key: IngestKey, received: float, auth: SentryAuth | None) -> Origin:
     client_ip = request.client.host if request.client else None
-    return Origin(key.project_id, key.key_id, received, client_ip)
+    client = (auth.client if auth else None) or request.headers.get("user-agent")
+    return Origin(key.project_id, key.key_id, received, client_ip, client)
 
 
 def _decode_store(body: bytes, encoding: str | None, max_bytes: int) -> bytes:
@@ -318,7 +319,7 @@ async def _handle_store(
     body = await _read_body(request, s.max_store_compressed_bytes)
     encoding = request.headers.get("content-encoding")
     data = await _off_loop_if_large(len(body), _decode_store, body, encoding, s.max_store_bytes)
-    accepted = process_store(data, _origin(request, key, received))
+    accepted = process_store(data, _origin(request, key, received, auth))
     await _rate_limit(ctx, request, key, accepted)
     return accepted
 
@@ -344,7 +345,7 @@ async def _handle_envelope(
     elif dsn_auth is not None and auth is not None and dsn_auth.public_key != auth.public_key:
         raise Unauthorized("public key mismatch between the envelope dsn and the request")
     request.state.project_id = key.project_id
-    accepted = process_envelope(envelope, s, _origin(request, key, received))
+    accepted = process_envelope(envelope, s, _origin(request, key, received, auth or dsn_auth))
     await _rate_limit(ctx, request, key, accepted)
     return accepted
 

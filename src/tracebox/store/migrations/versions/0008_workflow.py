@@ -1,7 +1,7 @@
 """triage workflow: assignees, resolution and ignore conditions, activity, environments
 
 Revision ID: 0008_workflow
-Revises: 0001
+Revises: 0005_privacy
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ The SQLite file itself is converted to incremental auto-vacuum (and 16 KiB pages
 migrations: that needs a VACUUM, which cannot run inside a migration's transaction.
 
 Revision ID: 0010_storage
-Revises: 0008_workflow
+Revises: 0009_sdkdata
 Create Date: 2026-11-23 10:54:03.097842
 """
 
@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0010_storage"
-down_revision = "0008_workflow"
+down_revision = "0009_sdkdata"
 branch_labels = None
 depends_on = None
 

@@ -3,15 +3,17 @@ counts, users, hourly counts, first and last seen stay exactly as they were."""
 
 from __future__ import annotations
 
+import hashlib
 import random
 import time
 
 import sqlalchemy as sa
+import zstandard
 
 from tests.lifecycle.helpers import DAY, aggregates, event, event_ids, project, store
 from tracebox.config import Settings
 from tracebox.lifecycle.cleanup import CleanupLoop
-from tracebox.store import Database, retention, usage
+from tracebox.store import Database, attachments, logs, retention, usage
 from tracebox.store.tables import usage_hourly
 
 
@@ -134,3 +136,40 @@ def test_cleanup_holds_the_write_lock_only_briefly_and_reports_it(
     assert report.removed["age"] == 300
     assert report.lock.transactions >= 2  # small batches, not one big transaction
     assert report.lock.longest_ms > 0
+
+
+def test_logs_and_attachments_go_with_the_maximum_age_and_their_events(
+    db: Database, settings: Settings
+) -> None:
+    p = project(db, "acme/web")
+    now = time.time()
+    store(db, p, event("old"), at=now - 100 * DAY)
+    store(db, p, event("recent"), at=now - DAY)
+    old_event, recent_event = event_ids(db, p)
+    with db.write() as conn:
+        logs.write(conn, [_log(p, now - 100 * DAY), _log(p, now - DAY)])
+        attachments.write(
+            conn,
+            [_attachment(p, old_event, now - DAY), _attachment(p, recent_event, now - DAY)],
+            max_project_bytes=10**9,
+        )
+
+    loop(db, settings).run_once()
+
+    with db.read() as conn:
+        assert [r.timestamp for r in logs.search(conn, p, limit=10)] == [now - DAY]
+        assert attachments.for_event(conn, p, old_event) == []  # went with its event
+        assert len(attachments.for_event(conn, p, recent_event)) == 1
+        assert logs.usage(conn, p)[0] == 1 and attachments.usage(conn, p)[0] == 1
+
+
+def _log(project_id: int, at: float) -> logs.NewLog:
+    return logs.NewLog(project_id, at, "info", 9, "hello", None, None, None, None, None, "{}", 5)
+
+
+def _attachment(project_id: int, event_id: str, at: float) -> attachments.NewAttachment:
+    data = b"receipt"
+    return attachments.NewAttachment(
+        project_id, event_id, "r.txt", "text/plain", "event.attachment", len(data),
+        hashlib.sha1(data).hexdigest(), (zstandard.compress(data),), at,
+    )  # fmt: skip

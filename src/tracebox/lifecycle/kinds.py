@@ -16,7 +16,7 @@ from pathlib import Path
 
 from sqlalchemy import Connection
 
-from tracebox.store import artifacts
+from tracebox.store import artifacts, attachments, logs
 
 
 @dataclass(frozen=True)
@@ -83,5 +83,45 @@ ARTIFACTS = Prunable(
     usage=_artifact_usage,
 )
 
-# One entry per kind; the owners of attachments and logs add theirs.
-PRUNABLE_KINDS: tuple[Prunable, ...] = (ARTIFACTS,)
+
+def _one(project_id: int, removed: tuple[int, int]) -> Removed:
+    """A store function's (items, bytes) as the ``Removed`` of one project."""
+    items, size = removed
+    return Removed(items={project_id: items}, bytes={project_id: size}) if items else NOTHING
+
+
+def _merged(per_project: dict[int, tuple[int, int]]) -> Removed:
+    found = {p: r for p, r in per_project.items() if r[0]}
+    return Removed(
+        items={p: r[0] for p, r in found.items()}, bytes={p: r[1] for p, r in found.items()}
+    )
+
+
+# Attachments (store.attachments, issue 12): with their events, past the project's
+# maximum age, and when its data is erased. They keep their own counters (usage).
+ATTACHMENTS = Prunable(
+    name="attachments",
+    with_events=lambda conn, p, ids: _one(p, attachments.delete_for_events(conn, p, ids)),
+    older_than=lambda conn, p, before, limit: _one(
+        p, attachments.delete_older_than(conn, p, before, limit)
+    ),
+    of_project=lambda conn, p, limit: _one(
+        p, attachments.delete_older_than(conn, p, float("inf"), limit)
+    ),
+    usage=attachments.usage,
+)
+
+# Log records (store.logs, issue 12): their own time, so also the disk budget's.
+LOGS = Prunable(
+    name="logs",
+    older_than=lambda conn, p, before, limit: _one(
+        p, logs.delete_older_than(conn, p, before, limit)
+    ),
+    of_project=lambda conn, p, limit: _one(p, logs.delete_older_than(conn, p, float("inf"), limit)),
+    oldest=logs.oldest,
+    remove_oldest=lambda conn, limit: _merged(logs.remove_oldest(conn, limit)),
+    usage=logs.usage,
+)
+
+# One entry per kind.
+PRUNABLE_KINDS: tuple[Prunable, ...] = (ARTIFACTS, ATTACHMENTS, LOGS)

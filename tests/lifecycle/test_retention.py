@@ -13,7 +13,7 @@ import zstandard
 from tests.lifecycle.helpers import DAY, aggregates, event, event_ids, project, store
 from tracebox.config import Settings
 from tracebox.lifecycle.cleanup import CleanupLoop
-from tracebox.store import Database, attachments, logs, retention, usage
+from tracebox.store import Database, attachments, client_reports, logs, retention, usage
 from tracebox.store.tables import usage_hourly
 
 
@@ -173,3 +173,25 @@ def _attachment(project_id: int, event_id: str, at: float) -> attachments.NewAtt
         project_id, event_id, "r.txt", "text/plain", "event.attachment", len(data),
         hashlib.sha1(data).hexdigest(), (zstandard.compress(data),), at,
     )  # fmt: skip
+
+
+def test_usage_and_client_report_counters_are_kept_for_the_usage_retention(
+    db: Database, settings: Settings
+) -> None:
+    p = project(db, "acme/web")
+    hour = int(time.time() // 3600)
+    first_kept = hour - settings.usage_retention_days * 24
+    with db.write() as conn:
+        client_reports.add(
+            conn,
+            {
+                (p, first_kept - 1, "error", "before_send"): 3,
+                (p, first_kept, "error", "sample_rate"): 2,
+            },
+        )
+
+    loop(db, settings).run_once()
+
+    with db.read() as conn:
+        kept = client_reports.totals(conn, p, since_hour=0)
+    assert [(d.reason, d.count) for d in kept] == [("sample_rate", 2)]  # at the limit: kept

@@ -25,7 +25,7 @@ from tracebox.lifecycle.removal import Removal, unlink
 from tracebox.lifecycle.retention import Policy, Pruner, policies
 from tracebox.logs import LoggedCondition, first_line
 from tracebox.metrics import Metrics
-from tracebox.store import Database, sqlite_space, usage
+from tracebox.store import Database, client_reports, sqlite_space, usage
 from tracebox.store.usage import Outcome
 
 log = logging.getLogger("tracebox.lifecycle")
@@ -194,6 +194,8 @@ class CleanupLoop:
     def _forget_old_usage(self, batches: Batches) -> None:
         first_kept = int(self.clock() // 3600) - self.settings.usage_retention_days * 24
         batches.write(lambda conn: usage.forget_outcomes_before(conn, first_kept), rows=0)
+        # What SDKs reported they discarded: shown beside the usage counters, kept as long.
+        batches.write(lambda conn: client_reports.forget_before(conn, first_kept), rows=0)
 
     def _train(self, stop: threading.Event) -> list[int]:
         trained = []

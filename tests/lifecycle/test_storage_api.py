@@ -9,7 +9,7 @@ from tests.lifecycle.helpers import DAY
 from tracebox.config import Settings
 from tracebox.lifecycle.cleanup import CleanupLoop
 from tracebox.models import Project
-from tracebox.store import Database, client_keys, projects
+from tracebox.store import Database, client_keys, client_reports, projects
 
 
 def setup(api: Api) -> tuple[int, str, str]:
@@ -21,6 +21,11 @@ def setup(api: Api) -> tuple[int, str, str]:
 def test_usage_counts_what_is_stored_and_what_happened(api: Api) -> None:
     p, token, _ = setup(api)
     api.events(api_project(api, p), *[exception_event(event_id=f"{i:032x}") for i in range(3)])
+    hour = int(time.time() // 3600)
+    with api.db.write() as conn:  # what the SDKs reported they discarded (client reports)
+        client_reports.add(
+            conn, {(p, hour, "error", "before_send"): 4, (p, hour, "session", "sample_rate"): 2}
+        )
 
     usage = api.call("GET", f"/api/v4/projects/{p}/usage", token).json()
 
@@ -32,6 +37,10 @@ def test_usage_counts_what_is_stored_and_what_happened(api: Api) -> None:
     assert usage["stored"][0]["bytes"] > 0
     assert [s["kind"] for s in usage["stored"]] == ["events", "attachments", "logs", "artifacts"]
     assert usage["last_30_days"]["accepted"] == 3 == usage["last_30_days"]["received"]
+    assert usage["last_30_days"]["client_discarded"] == {
+        "before_send": 4,
+        "sample_rate (session)": 2,
+    }
     assert sum(d["accepted"] for d in usage["daily"]) == 3 and len(usage["daily"]) == 30
     assert usage["retention"] == {
         "max_age_days": 90,

@@ -15,7 +15,15 @@ from sqlalchemy import Connection
 from tracebox.config import Settings
 from tracebox.lifecycle.kinds import PRUNABLE_KINDS
 from tracebox.lifecycle.retention import Policy
-from tracebox.store import Database, dictionaries, projects, retention, sqlite_space, usage
+from tracebox.store import (
+    Database,
+    client_reports,
+    dictionaries,
+    projects,
+    retention,
+    sqlite_space,
+    usage,
+)
 from tracebox.store.dictionaries import DictionaryInfo
 from tracebox.store.retention import RetentionSettings
 from tracebox.store.usage import Outcome, ProjectUsage, Stored
@@ -80,6 +88,11 @@ def project(
     with db.read() as conn:
         stored = usage.stored(conn, project_id) | _uncounted(conn, project_id)
         outcomes = _outcomes(usage.outcomes(conn, project_id, since_hour=since))
+        for d in client_reports.totals(conn, project_id, since_hour=since):
+            # What the SDKs reported they discarded (client reports, issue 12), by reason;
+            # other categories than errors name theirs.
+            name = d.reason if d.category in ("error", "default") else f"{d.reason} ({d.category})"
+            outcomes.client_discarded[name] = outcomes.client_discarded.get(name, 0) + d.count
         days = usage.daily_outcomes(conn, project_id, since_hour=since)
         not_kept = usage.not_kept(conn, project_id)
         own = retention.get(conn, project_id)

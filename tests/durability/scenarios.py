@@ -16,7 +16,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,13 @@ from tests.durability.pgcluster import PgCluster
 from tests.helpers import LiveServer, free_port, start_server, tracebox_env, wait_for
 from tracebox.config import Settings
 from tracebox.store import Database
-from tracebox.store.tables import dropped_items, errors, events, session_aggregates
+from tracebox.store.tables import (
+    dropped_items,
+    errors,
+    events,
+    session_aggregates,
+    spool_cursors,
+)
 
 OUTAGE_SECONDS = 20.0
 SHUTDOWN_BOUND_S = 10.0  # TRACEBOX_SHUTDOWN_TIMEOUT_SECONDS's default, in docs/deployment.md
@@ -245,7 +251,8 @@ def two_nodes(work: Path) -> FaultResult:
 
 def small_spool_cap(work: Path, seconds: float = 60.0) -> FaultResult:
     """A 1 MiB spool cap under load for a minute, with 16 MiB segments: the cap counts
-    undigested bytes only, so ingestion never wedges, and finished segments are deleted."""
+    undigested bytes only, so ingestion never wedges, and finished segments are deleted,
+    their cursor rows with them."""
     result = FaultResult(f"spool cap 1 MiB, {seconds:.0f} s", recovery="load stopped -> all stored")
     settings = server_settings(work, "")
     env = {
@@ -275,7 +282,28 @@ def small_spool_cap(work: Path, seconds: float = 60.0) -> FaultResult:
                 written > 16 * 1024 * 1024 and on_disk < 16 * 1024 * 1024,
                 f"{on_disk} bytes left on disk after {written} bytes of events",
             )
+            stale = _wait_for_no_stale_cursors(db, settings.spool_dir)
+            result.expect(
+                not stale,
+                f"cursor rows of deleted segments were kept: {sorted(stale)[:3]} "
+                f"({len(stale)} rows)",
+            )
     return result
+
+
+def _wait_for_no_stale_cursors(db: Database, spool_dir: Path, timeout: float = 30) -> set[str]:
+    """Cursor rows naming a segment file no longer on disk, once the digest had ``timeout``
+    to forget them (it deletes a finished segment's file first, then its row): empty when
+    the digest prunes the rows of the segments it deleted."""
+
+    def stale() -> set[str]:
+        with db.read() as conn:
+            rows = {row[0] for row in conn.execute(sa.select(spool_cursors.c.segment))}
+        return rows - {p.name for p in spool_dir.glob("*.seg")}
+
+    with suppress(AssertionError):  # reported by the caller, with the rows left
+        wait_for(lambda: not stale(), timeout=timeout, interval=0.2)
+    return stale()
 
 
 class SmallDiskUnavailable(Exception):

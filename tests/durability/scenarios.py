@@ -252,7 +252,9 @@ def two_nodes(work: Path) -> FaultResult:
 def small_spool_cap(work: Path, seconds: float = 60.0) -> FaultResult:
     """A 1 MiB spool cap under load for a minute, with 16 MiB segments: the cap counts
     undigested bytes only, so ingestion never wedges, and finished segments are deleted,
-    their cursor rows with them."""
+    their cursor rows with them. Then the digest is paused (SIGSTOP) until the backlog
+    reaches the cap: ingestion answers 503 with Retry-After, the episode is logged once
+    when it starts and once when it ends, and ingestion recovers by itself (SIGCONT)."""
     result = FaultResult(f"spool cap 1 MiB, {seconds:.0f} s", recovery="load stopped -> all stored")
     settings = server_settings(work, "")
     env = {
@@ -267,16 +269,39 @@ def small_spool_cap(work: Path, seconds: float = 60.0) -> FaultResult:
             with load:
                 started = time.monotonic()
                 time.sleep(seconds)  # the length of the load is the scenario
+                steady_until = time.monotonic()
+                paused = _pause_digest_until_spool_full(server, load)
+                load.wait_acks(50)  # recovered by itself
             stopped = time.monotonic()
             windows = [
-                load.statuses(t, t + 5)[200] for t in range(int(started), int(stopped) - 5, 5)
+                load.statuses(t, t + 5)[200] for t in range(int(started), int(steady_until) - 5, 5)
             ]
             result.expect(min(windows) > 0, f"a 5 s window without acknowledgements: {windows}")
-            answers = load.statuses()
+            answers = load.statuses(started, steady_until)
             result.expect(answers[200] >= 0.99 * sum(answers.values()), f"answers: {dict(answers)}")
             written = answers[200] * 4096  # at least: the padding alone
+            refusals = load.refusals()
+            full = [a for a in refusals if a.status == 503 and "spool is full" in a.detail]
+            result.expect(
+                len(full) == len(refusals) and all(a.retry_after for a in full),
+                f"refusals other than 503 spool full with Retry-After: {refusals[:3]}",
+            )
+            result.expect(
+                len(load.refusals(paused)) >= 20, "the paused digest did not fill the spool"
+            )
             settle(result, db, project["id"], load.acked)
             result.recovery_seconds = time.monotonic() - stopped
+            one_more = Load(envelope_url(server, project["id"]), key["public_key"], senders=1)
+            with one_more:  # admitted now the backlog is digested: ends an episode still open
+                one_more.wait_acks(1)
+            log = server.log()
+            starts = log.count("spool full, answering 503: spool is full (")
+            ends = log.count("spool full, answering 503: over after")
+            result.expect(
+                1 <= starts == ends <= len(full),
+                f"{len(full)} spool-full 503s logged as {starts} starts and {ends} ends "
+                "(want each episode's start and end, not a line per refusal)",
+            )
             on_disk = sum(p.stat().st_size for p in settings.spool_dir.glob("*.seg"))
             result.expect(
                 written > 16 * 1024 * 1024 and on_disk < 16 * 1024 * 1024,
@@ -289,6 +314,20 @@ def small_spool_cap(work: Path, seconds: float = 60.0) -> FaultResult:
                 f"({len(stale)} rows)",
             )
     return result
+
+
+def _pause_digest_until_spool_full(server: LiveServer, load: Load) -> float:
+    """Stop the background process (SIGSTOP) until 20 requests were refused, then let it
+    go on (SIGCONT); return when the pause started."""
+    _, report = health(server)
+    pid = report["units"]["digest"]["pid"]
+    os.kill(pid, signal.SIGSTOP)
+    paused = time.monotonic()
+    try:
+        wait_for(lambda: len(load.refusals(paused)) >= 20, timeout=60)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    return paused
 
 
 def _wait_for_no_stale_cursors(db: Database, spool_dir: Path, timeout: float = 30) -> set[str]:

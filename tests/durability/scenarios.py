@@ -482,8 +482,9 @@ def group_members(pgid: int) -> list[str]:
 
 def graceful_stop(work: Path, *, whole_group: bool) -> FaultResult:
     """SIGTERM under load (to serve alone, as docker stop does, or to its whole process
-    group, as systemd does): serve exits 0 within the bound, no process is left, and
-    after a restart every acknowledged envelope is stored once."""
+    group, as systemd does): every request sent before the signal gets its answer (none
+    is cut), serve exits 0 within the bound, no process is left, and after a restart
+    every acknowledged envelope is stored once."""
     who = "process group" if whole_group else "main process"
     result = FaultResult(f"SIGTERM to the {who}", recovery="SIGTERM -> serve exited")
     settings = server_settings(work, "")
@@ -509,6 +510,14 @@ def graceful_stop(work: Path, *, whole_group: bool) -> FaultResult:
             result.notes.append(f"processes left behind: {group_members(pid)}")
         refused = {a.status for a in load.answers if a.status not in (0, 200)}
         result.expect(not refused, f"requests answered {refused} while stopping")
+        # In-flight requests finish: only a request sent after the signal may find the
+        # listener closed (status 0); one sent before it gets its answer.
+        cut = [a for a in load.answers if a.status == 0 and a.sent < sent_at]
+        result.expect(
+            not cut,
+            f"{len(cut)} requests sent before SIGTERM got no answer "
+            f"(sent {[round(a.sent - sent_at, 3) for a in cut[:5]]} s before it)",
+        )
         log = server.log()
         result.expect(
             "background process stopped (exited with code 0)" in log,

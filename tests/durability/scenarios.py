@@ -354,7 +354,10 @@ def small_disk(path: Path, size_mib: int) -> Iterator[None]:
     """A real ``size_mib`` MiB filesystem (tmpfs) at ``path``, unmounted afterwards."""
     path.mkdir(parents=True, exist_ok=True)
     mount = ["mount", "-t", "tmpfs", "-o", f"size={size_mib}m", "tmpfs", str(path)]
-    done = subprocess.run(mount, capture_output=True, text=True, check=False)
+    try:
+        done = subprocess.run(mount, capture_output=True, text=True, check=False)
+    except FileNotFoundError as e:  # no mount(8) at all
+        raise SmallDiskUnavailable(str(e)) from e
     if done.returncode != 0:
         raise SmallDiskUnavailable(done.stderr.strip() or "mount failed")
     try:

@@ -1,16 +1,16 @@
 """The digest's cost of alert rules, measured on the digest's own batch work.
 
-Two projects on one database: one without alert rules, one with ``--rules`` active
-rules (bench/alert_rules.py's mix). Batches of the ingest benchmark's events (same
-templates, users and seed) go through the digest's preparation and batch write
-(as ``DigestWorker._commit``: grouping, payload encoding, the write, ``alerts.evaluate``),
-alternating between the two projects, and the median CPU seconds per batch of each side
-give events per CPU second. CPU time, not wall time: on a shared machine wall time
-mostly measures the neighbours (with SQLite the database's work is in this process too;
-with PostgreSQL its server's CPU is not counted). The first batches create the corpus's
-~1,000 errors and are not measured: new errors fire the new-error rules, which is the
-start of a run, not its steady state. A focused companion to ``ingest_bench.py
---alert-rules N``.
+Two projects on one database: one without alert rules, one with ``--rules`` active rules
+(bench/alert_rules.py's mix). Batches of the ingest benchmark's events (same templates,
+users and seed) go through the digest's preparation and batch write (as
+``DigestWorker._commit``: normalization, grouping, payload encoding, the write,
+``alerts.evaluate``), alternating between the two projects, and the median CPU seconds
+per batch of each side give events per CPU second. CPU time, not wall time: on a shared
+machine wall time mostly measures the neighbours (with SQLite the database's work is in
+this process too; with PostgreSQL its server's CPU is not counted). The first batches
+create the corpus's ~1,000 errors and are not measured: new errors fire the new-error
+rules, which is the start of a run, not its steady state. A focused companion to
+``ingest_bench.py --alert-rules N``.
 
     .venv/bin/python bench/alert_overhead.py --rules 10 --batches 60
 """
@@ -32,8 +32,7 @@ import orjson
 
 from tracebox.digest.prepare import project_ids, read_records
 from tracebox.digest.worker import DigestWorker
-from tracebox.protocol.event import normalize_event
-from tracebox.spool import SpoolReader
+from tracebox.spool import RecordKind, SpoolReader, SpoolRecord
 from tracebox.store import Database, projects
 
 WARM_BATCHES = 8  # 4,000 events: the corpus's ~1,000 errors exist, the steady state
@@ -49,7 +48,8 @@ def parse_args() -> argparse.Namespace:
 
 
 def spool_batches(project_id: int, count: int, size: int) -> list[list[bytes]]:
-    """Spool records as ingestion writes them: normalized events."""
+    """Spool records as ingestion writes them: the SDK's JSON in a ``SpoolRecord``
+    (the digest normalizes it)."""
     templates = corpus._templates(7, 5000, 20000)
     rng, now = random.Random(7), time.time()
     records = []
@@ -57,9 +57,16 @@ def spool_batches(project_id: int, count: int, size: int) -> list[list[bytes]]:
         event = dict(rng.choice(templates))
         event["event_id"] = uuid.uuid4().hex
         event["user"] = corpus._user(rng.randrange(corpus.USERS))
-        payload = normalize_event(event, received_at=now, client_ip="192.0.2.1")
-        record = {"kind": "event", "project_id": project_id, "key_id": 1, "received": now}
-        records.append(orjson.dumps({**record, "payload": payload}))
+        record = SpoolRecord(
+            kind=RecordKind.EVENT,
+            project_id=project_id,
+            key_id=1,
+            received=now,
+            payload=orjson.dumps(event),
+            client_ip="192.0.2.1",
+            event_id=event["event_id"],
+        )
+        records.append(record.encode())
     return [records[i : i + size] for i in range(0, len(records), size)]
 
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from tracebox.errors import InvalidParameter
+from tracebox.models import MAX_ID
 
 
 class Kind(StrEnum):
@@ -80,7 +81,7 @@ SENTRY_KEYS = {"first-seen": "firstSeen", "last-seen": "lastSeen", "times-seen":
 
 KEY_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")  # as Sentry's tag keys
 MAX_KEY_CHARS = 200  # Sentry's tag key limit
-MAX_COUNT = 2**63 - 1
+MAX_COUNT = MAX_ID  # times_seen is a BIGINT column, as the ids are
 RELATIVE = re.compile(r"([+-])(\d{1,9})([smhdw])")
 DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 DATETIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})?")

@@ -23,8 +23,7 @@ from tracebox.alerts.sender import AlertSender
 from tracebox.config import Settings
 from tracebox.digest.worker import DigestWorker
 from tracebox.models import AccessLevel, Project, User
-from tracebox.protocol.event import normalize_event
-from tracebox.spool import SpoolReader
+from tracebox.spool import RecordKind, SpoolReader, SpoolRecord
 from tracebox.store import Database, alert_outbox, members, projects
 from tracebox.store.alert_outbox import Delivery
 from tracebox.store.alerts import AlertAction, AlertRule, Channel, RuleSpec, Trigger
@@ -91,23 +90,36 @@ class World:
             return alert_rules.add_action(conn, self.ctx, rule, channel, prepared, limits)
 
     def send_events(self, *raws: dict[str, Any], now: float | None = None) -> None:
-        """Spool events as ingestion would, then let the real digest worker store them."""
+        """Spool events as ingestion does (the SDK's JSON as received, in a
+        ``SpoolRecord``), then let the real digest worker normalize and store them."""
         received = now or time.time()
         records = []
         for raw in raws:
-            event = normalize_event(
-                {"event_id": uuid.uuid4().hex, "platform": "python", **raw},
-                received_at=received,
-                client_ip="192.0.2.1",
-            )
-            records.append(_record("event", self.project.id, event, received))
+            event_id = uuid.uuid4().hex
+            payload = orjson.dumps({"event_id": event_id, "platform": "python", **raw})
+            records.append(self._record(RecordKind.EVENT, payload, received, event_id))
         spool(self.settings, records)
         self.worker.drain()
 
     def send_sessions(self, *sessions: dict[str, Any]) -> None:
-        records = [_record("session", self.project.id, s, time.time()) for s in sessions]
+        """``session`` items as an SDK sends them (``attrs.release``...)."""
+        received = time.time()
+        records = [self._record(RecordKind.SESSION, orjson.dumps(s), received) for s in sessions]
         spool(self.settings, records)
         self.worker.drain()
+
+    def _record(
+        self, kind: RecordKind, payload: bytes, received: float, event_id: str | None = None
+    ) -> bytes:
+        return SpoolRecord(
+            kind=kind,
+            project_id=self.project.id,
+            key_id=1,
+            received=received,
+            payload=payload,
+            client_ip="192.0.2.1" if kind is RecordKind.EVENT else None,
+            event_id=event_id,
+        ).encode()
 
     def deliveries(self, **where: Any) -> list[Delivery]:
         with self.db.read() as conn:
@@ -128,18 +140,6 @@ class World:
             if time.monotonic() > deadline:
                 raise AssertionError(f"deliveries still waiting: {waiting}")
             time.sleep(0.01)
-
-
-def _record(kind: str, project_id: int, payload: Any, received: float) -> bytes:
-    return orjson.dumps(
-        {
-            "kind": kind,
-            "project_id": project_id,
-            "key_id": 1,
-            "received": received,
-            "payload": payload,
-        }
-    )
 
 
 def error_event(

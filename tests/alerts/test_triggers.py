@@ -167,8 +167,7 @@ def test_release_health_fires_once_below_the_rate(world: World) -> None:
         return {
             "sid": f"{n:032x}",
             "did": f"d{n}",
-            "release": "web@2.0",
-            "environment": "production",
+            "attrs": {"release": "web@2.0", "environment": "production"},
             "started": now,
             "timestamp": now,
             "seq": 0,

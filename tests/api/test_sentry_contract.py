@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
@@ -121,6 +122,39 @@ def test_issue_list_fields_and_pagination(sentry: tuple[Api, str, int]) -> None:
         f"/api/0/projects/acme/web/issues/?query=is:unresolved&limit=2&cursor={back}", headers=auth
     )
     assert [i["id"] for i in r3.json()] == [i["id"] for i in first]
+
+
+def test_link_urls_encode_the_query(api: Api) -> None:
+    """A search with ``&``, ``"``, spaces and non-ASCII survives the round trip through
+    the Link header: its URLs are plain ASCII and the next one gives the next page."""
+    owner = api.user("owner")
+    project = api.project("acme/shop", owner)
+    value = 'a & b "c" café'
+    api.events(
+        project,
+        exception_event("ValueError", value),
+        exception_event("KeyError", value),
+        exception_event("TypeError", "something else"),
+    )
+    auth = {"Authorization": f"Bearer {api.token(owner)}"}
+    query = 'is:unresolved "a & b \\"c\\" café"'
+    r = api.client.get(
+        "/api/0/projects/acme/shop/issues/", params={"query": query, "limit": 1}, headers=auth
+    )
+    assert r.status_code == 200, r.text
+    [first] = r.json()
+    urls = {rel: url for url, rel in re.findall(r'<([^>]*)>; rel="(\w+)"', r.headers["Link"])}
+    assert set(urls) == {"previous", "next"}
+    for url in urls.values():
+        assert url.isascii() and not set(url) & set(' "<>,'), url
+        params = parse_qs(urlsplit(url).query)
+        assert params["query"] == [query] and params["limit"] == ["1"]
+    next_url = urlsplit(urls["next"])
+    r2 = api.client.get(f"{next_url.path}?{next_url.query}", headers=auth)
+    assert r2.status_code == 200, r2.text
+    [second] = r2.json()
+    titles = {first["title"], second["title"]}
+    assert titles == {f"ValueError: {value}", f"KeyError: {value}"}
 
 
 def test_issue_list_query_and_sort(sentry: tuple[Api, str, int]) -> None:

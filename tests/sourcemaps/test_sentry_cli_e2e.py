@@ -4,25 +4,38 @@ The app (tests/sourcemaps/app) is bundled and minified by esbuild; sentry-cli (n
 @sentry/cli 3.8.0) injects debug IDs and uploads against a live Tracebox; Chromium
 runs the page with @sentry/browser 11.12.0 bundled in, the checkout button throws, and
 the frames are checked through the REST API and on the error's details page:
-- with debug IDs (two builds of the same code: one error),
+- with debug IDs (two builds of the same code: one error); the first build is uploaded
+  by running docs/sourcemaps.md's three CI commands exactly as written there,
 - without debug IDs, by release and URL (``~/static/app.min.js``),
-- without any upload: the frames say why they were not mapped.
+- without any upload: the frames say why they were not mapped, in the API and on the
+  details page.
 """
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Locator, Page, expect
 
 from tests.browser.harness import sign_in
 from tests.helpers import LiveServer, free_port, start_server, wait_for
-from tests.sourcemaps.toolchain import APP, Toolchain, serve_site, toolchain_dir
+from tests.sourcemaps.toolchain import (
+    APP,
+    COMMAND_TIMEOUT_SECONDS,
+    ROOT,
+    Toolchain,
+    serve_site,
+    toolchain_dir,
+)
 from tracebox.accounts import personal_tokens, users
 from tracebox.config import Settings
 from tracebox.models import AccessLevel
@@ -164,6 +177,52 @@ def upload(world: World, site: Path, release: str, *, inject: bool) -> None:
     world.tools.sentry_cli(env, "deploys", "new", "--release", release, "-e", "production")
 
 
+def documented_ci() -> tuple[set[str], list[str]]:
+    """docs/sourcemaps.md's CI block: the variables it exports and its numbered commands."""
+    text = (ROOT / "docs" / "sourcemaps.md").read_text()
+    block = text.split("## In CI: three commands", 1)[1].split("```sh\n", 1)[1]
+    block = block.split("```", 1)[0]
+    variables = set(re.findall(r"^export (\w+)=", block, re.MULTILINE))
+    commands = re.findall(r"^(npx sentry-cli .+?)\s+# \d\. ", block, re.MULTILINE)
+    return variables, commands
+
+
+def upload_as_documented(world: World, site: Path, release: str) -> None:
+    """Run the documented CI commands word for word (``npx sentry-cli``: the npm package's
+    launcher and binary) in the project checkout whose build is ``./dist``."""
+    variables, commands = documented_ci()
+    assert variables == set(world.cli_env)
+    assert [c.split()[2:4] for c in commands] == [
+        ["sourcemaps", "inject"],
+        ["sourcemaps", "upload"],
+        ["releases", "finalize"],
+    ]
+    assert site.name == "dist"
+    env = {**os.environ, **world.cli_env, "VERSION": release, "npm_config_update_notifier": "false"}
+    for command in commands:
+        done = subprocess.run(
+            ["bash", "-euc", command],
+            cwd=site.parent,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=COMMAND_TIMEOUT_SECONDS,
+        )
+        assert done.returncode == 0, f"{command} failed:\n{done.stdout}\n{done.stderr}"
+
+
+@contextmanager
+def details_page(browser: Browser, world: World, error_id: int) -> Iterator[tuple[Page, Locator]]:
+    """The error's details page, signed in: the page and its Stack trace section."""
+    page = browser.new_page()
+    try:
+        sign_in(page, world.server.url, "root", world.root_password)
+        page.goto(f"{world.server.url}/{ORG}/{SLUG}/-/error_tracking/{error_id}")
+        yield page, page.locator("section", has=page.get_by_role("heading", name="Stack trace"))
+    finally:
+        page.close()
+
+
 def assert_mapped(event: dict[str, Any]) -> None:
     """Original file names, lines, function names and source lines (REST /api/v4)."""
     thrower = frame_of(event, "formatPrice")
@@ -202,7 +261,7 @@ def resolved_with(world: World, error_id: int) -> set[tuple[str, str]]:
 
 def test_debug_ids_map_frames_and_two_builds_are_one_error(browser: Browser, world: World) -> None:
     first = world.tools.build("build-one")
-    upload(world, first, "shop@1.0.0", inject=True)
+    upload_as_documented(world, first, "shop@1.0.0")
     error_id, event = stored_event(world, throw_in_browser(browser, first, world, "shop@1.0.0"))
     assert_mapped(event)
     assert resolved_with(world, error_id) == {("debug_id", "~/static/app.min.js.map")}
@@ -226,32 +285,50 @@ def test_release_and_url_matching_without_debug_ids(browser: Browser, world: Wor
     error_id, event = stored_event(world, throw_in_browser(browser, site, world, "shop@3.0.0"))
     assert_mapped(event)
     assert resolved_with(world, error_id) == {("release", "~/static/app.min.js.map")}
+    with details_page(browser, world, error_id) as (_, stack):
+        newest = stack.locator("li.frame").first
+        expect(newest).to_contain_text("src/format.js")
+        expect(newest).to_contain_text("formatPrice")
+        expect(newest).to_contain_text("Mapped by source map from")
+        expect(stack.locator(".frame-unmapped")).to_have_count(0)
 
 
 def test_missing_artifacts_are_explained(browser: Browser, world: World) -> None:
     site = world.tools.build("build-four")
-    _, event = stored_event(world, throw_in_browser(browser, site, world, "shop@4.0.0"))
+    error_id, event = stored_event(world, throw_in_browser(browser, site, world, "shop@4.0.0"))
     thrower = event["exceptions"][-1]["stack_trace"][-1]
     assert thrower["filename"].endswith("/static/app.min.js")
     assert thrower["symbolicated"] is False
     assert thrower["symbolication_error"] == "missing_artifact"
     assert "Nothing was uploaded for release shop@4.0.0" in thrower["symbolication_detail"]
+    # What the user sees: each frame marked "not mapped", the reason said once.
+    with details_page(browser, world, error_id) as (_, stack):
+        newest = stack.locator("li.frame").first
+        expect(newest).to_contain_text("app.min.js")
+        expect(newest.locator(".badge", has_text="not mapped")).to_be_visible()
+        expect(newest.locator(".badge", has_text="source map")).to_have_count(0)
+        note = stack.get_by_role("note")
+        expect(note).to_have_count(1)
+        expect(note).to_contain_text(
+            "No artifact for this release: Nothing was uploaded for release shop@4.0.0"
+        )
+        expect(note).to_contain_text("See docs/sourcemaps.md.")
 
-    _, no_release = stored_event(world, throw_in_browser(browser, site, world, ""))
+    no_release_id, no_release = stored_event(world, throw_in_browser(browser, site, world, ""))
     frame = no_release["exceptions"][-1]["stack_trace"][-1]
     assert frame["symbolication_error"] == "no_debug_id"
     assert "has no debug ID and the event names no release" in frame["symbolication_detail"]
+    with details_page(browser, world, no_release_id) as (_, stack):  # its newest event
+        expect(stack.get_by_role("note").first).to_contain_text(
+            "No debug ID: " + frame["symbolication_detail"]
+        )
 
 
 def test_details_page_artifacts_and_releases(browser: Browser, world: World) -> None:
     site = world.tools.build("build-five")
     upload(world, site, "shop@5.0.0", inject=True)
     error_id, _ = stored_event(world, throw_in_browser(browser, site, world, "shop@5.0.0"))
-    page: Page = browser.new_page()
-    try:
-        sign_in(page, world.server.url, "root", world.root_password)
-        page.goto(f"{world.server.url}/{ORG}/{SLUG}/-/error_tracking/{error_id}")
-        stack = page.locator("section", has=page.get_by_role("heading", name="Stack trace"))
+    with details_page(browser, world, error_id) as (page, stack):
         newest = stack.locator("li.frame").first
         expect(newest).to_contain_text("src/format.js")
         expect(newest).to_contain_text("formatPrice")
@@ -272,5 +349,3 @@ def test_details_page_artifacts_and_releases(browser: Browser, world: World) -> 
         page.once("dialog", lambda dialog: dialog.accept())
         page.get_by_role("button", name="Delete ~/static/app.min.js.map").click()
         expect(page.get_by_text("~/static/app.min.js.map was deleted.")).to_be_visible()
-    finally:
-        page.close()

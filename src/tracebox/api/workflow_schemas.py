@@ -12,10 +12,9 @@ from tracebox.api.error_schemas import ErrorOut, UserRefOut
 from tracebox.api.schemas import NO_NUL
 from tracebox.api.timefmt import iso, iso_or_none
 from tracebox.errors import InvalidParameter
-from tracebox.models import ErrorStatus
+from tracebox.models import MAX_ID, ErrorStatus
 from tracebox.tracking.models import Activity, Resolution, StatusChange
 
-MAX_ID = 2**63 - 1
 Release = Annotated[str, StringConstraints(min_length=1, max_length=255, pattern=NO_NUL)]
 Count = Annotated[int, Field(ge=1, le=10**9)]
 MAX_BULK_IDS = 100_000  # a body bound; the bulk setting decides how many are changed

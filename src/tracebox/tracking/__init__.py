@@ -11,10 +11,9 @@ from tracebox.store import Database, projects
 from tracebox.tracking.external_backend import ExternalBackend
 from tracebox.tracking.external_source import ExternalSource
 from tracebox.tracking.integrated import IntegratedSource
-from tracebox.tracking.source import MAX_PER_PAGE, ErrorSource
+from tracebox.tracking.source import ErrorSource
 
 __all__ = [
-    "MAX_PER_PAGE",
     "ErrorSource",
     "ExternalBackend",
     "ExternalSource",

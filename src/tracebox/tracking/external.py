@@ -15,12 +15,11 @@ from urllib.parse import quote
 
 from tracebox.errors import BadRequest, InvalidParameter
 from tracebox.sentry_client import SentryError
-from tracebox.sentry_client.safety import check_url
+from tracebox.sentry_client.safety import MAX_URL_LENGTH, check_url
 from tracebox.store import Database, projects
 from tracebox.store.projects import ExternalLink
 from tracebox.tracking.external_backend import ExternalBackend
 
-MAX_URL_LENGTH = 2048
 MAX_TOKEN_LENGTH = 512  # Sentry auth tokens are 64 hex or ~100 characters (sntrys_ ...)
 MASKED = re.compile(r"\A\**\Z")
 API_PREFIX = "/api/0/projects/"

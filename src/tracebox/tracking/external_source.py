@@ -17,6 +17,7 @@ from urllib.parse import quote
 from tracebox.errors import BadRequest, InvalidParameter, NotFound
 from tracebox.search import SearchQuery
 from tracebox.sentry_client import SentryClient, SentryError, SentryResponse
+from tracebox.sentry_client.pagination import MAX_CURSOR_LENGTH
 from tracebox.store.projects import ExternalLink
 from tracebox.tracking import sentry_mapping as mapping
 from tracebox.tracking.external import host_of
@@ -33,7 +34,6 @@ from tracebox.tracking.models import (
 )
 
 SENTRY_SORTS = {ErrorSort.FREQUENCY: "freq", ErrorSort.FIRST_SEEN: "new"}  # last_seen: default
-MAX_CURSOR_LENGTH = 200
 
 
 class ExternalSource(ExternalWorkflow):

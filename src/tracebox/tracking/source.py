@@ -28,8 +28,6 @@ from tracebox.tracking.models import (
     UserRef,
 )
 
-MAX_PER_PAGE = 100  # as GitLab's error list and Sentry's issue list
-
 
 class ErrorSource(Protocol):
     def list(

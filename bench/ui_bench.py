@@ -253,9 +253,11 @@ async def _time(
         samples.append(timed.last_ms)
         cpu.append(timed.last_cpu_ms)
     samples.sort()
+    cpu.sort()
     return {
         "n": len(samples),
         "cpu_p50": statistics.median(cpu),
+        "cpu_p95": cpu[min(len(cpu) - 1, int(len(cpu) * 0.95))],
         "p50": statistics.median(samples),
         "p95": samples[min(len(samples) - 1, int(len(samples) * 0.95))],
         "p99": samples[min(len(samples) - 1, int(len(samples) * 0.99))],
@@ -274,21 +276,24 @@ def _report(results: dict[str, dict[str, float]], db: Database, args: argparse.N
     print(f"data: {n_events:,} events in {n_errors:,} errors; database {size / 2**30:.2f} GiB")
     shape = f"{args.requests} timed requests per shape after {args.warmup} warm-up"
     print(f"server time per request, ms ({shape}):")
-    print(f"{'page':50} {'p50':>8} {'p95':>8} {'p99':>8} {'max':>8} {'cpu p50':>8}")
+    head = f"{'page':50} {'p50':>8} {'p95':>8} {'p99':>8} {'max':>8} {'cpu p50':>8} {'cpu p95':>8}"
+    print(head)
     for name, r in results.items():
         print(
             f"{name:50} {r['p50']:8.1f} {r['p95']:8.1f} {r['p99']:8.1f} {r['max']:8.1f}"
-            f" {r['cpu_p50']:8.1f}"
+            f" {r['cpu_p50']:8.1f} {r['cpu_p95']:8.1f}"
         )
     for kind in ("list", "details"):
-        timed = [r["p95"] for name, r in results.items() if name.startswith(kind)]
-        if not timed:
-            continue
-        p95 = max(timed)
-        verdict = "met" if p95 <= TARGET_P95_MS else "NOT met"
-        print(
-            f"target p95 <= {TARGET_P95_MS:.0f} ms, {kind} pages: worst p95 {p95:.1f} ms: {verdict}"
-        )
+        for measure, label in (("p95", "server time"), ("cpu_p95", "CPU time")):
+            timed = [r[measure] for name, r in results.items() if name.startswith(kind)]
+            if not timed:
+                continue
+            p95 = max(timed)
+            verdict = "met" if p95 <= TARGET_P95_MS else "NOT met"
+            print(
+                f"target p95 <= {TARGET_P95_MS:.0f} ms, {kind} pages, {label}:"
+                f" worst p95 {p95:.1f} ms: {verdict}"
+            )
 
 
 def _cpu() -> str:

@@ -45,7 +45,7 @@ class ErrorTemplate:
     level: str
     environment: str
     release: str
-    tags: tuple[tuple[str, str], ...]  # what the digest counts in error_tags
+    tags: tuple[tuple[str, str], ...]  # what the digest counts in error_tags, but users
     payload: bytes  # zstd-compressed normalized event
 
 
@@ -133,7 +133,9 @@ def error_templates(count: int, *, seed: int) -> list[ErrorTemplate]:
                 level=str(event["level"]),
                 environment=str(event["environment"]),
                 release=str(event["release"]),
-                tags=tuple(event_tags(event)),
+                # the user.* tags are each event's own (``_prepared``): as many distinct
+                # users per error as a real project has, so user queries meet that many rows
+                tags=tuple(kv for kv in event_tags(event) if not kv[0].startswith("user.")),
                 payload=encoder.encode(event),
             )
         )
@@ -187,7 +189,16 @@ def generate(
     _set_statuses(db, project_id, rng)
 
 
+USERS = 5000  # distinct users across the project
+
+
 def _prepared(project_id: int, t: ErrorTemplate, ts: float, rng: random.Random) -> PreparedEvent:
+    user = rng.randrange(USERS)
+    users = (
+        ("user.id", f"user-{user}"),
+        ("user.email", f"user-{user}@example.com"),
+        ("user.username", f"u{user}"),
+    )
     return PreparedEvent(
         project_id=project_id,
         event_id=uuid.UUID(int=rng.getrandbits(128)).hex,
@@ -204,8 +215,8 @@ def _prepared(project_id: int, t: ErrorTemplate, ts: float, rng: random.Random) 
         received=ts,
         environment=t.environment,
         release=t.release,
-        user_key=f"id:user-{rng.randrange(5000)}",
-        tags=t.tags,
+        user_key=f"id:user-{user}",
+        tags=t.tags + users,
         payload=t.payload,
     )
 

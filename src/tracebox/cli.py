@@ -172,6 +172,7 @@ def _migrate(args: argparse.Namespace, settings: Settings) -> int:
 @_holding_data_dir
 def _digest(args: argparse.Namespace, settings: Settings) -> int:
     from tracebox import datadir
+    from tracebox.digest.sdkdata import SdkLimits
     from tracebox.digest.worker import DigestWorker
     from tracebox.spool import SpoolReader
     from tracebox.supervisor import heartbeat
@@ -186,6 +187,7 @@ def _digest(args: argparse.Namespace, settings: Settings) -> int:
             batch_size=settings.digest_batch_size,
             node=datadir.node_id(settings.data_dir),
             symbolication_cache_bytes=settings.symbolication_cache_bytes,
+            sdk_limits=SdkLimits.from_settings(settings),
         )
         print(f"digested {worker.drain()} records")
         return 0

@@ -176,6 +176,28 @@ class Settings(BaseSettings):
     # plus its map (a parsed map takes about 2.5 times that in memory, docs/performance.md).
     symbolication_cache_bytes: int = 256 * MIB
 
+    # --- what SDKs send besides events (issue 12; docs/sdk-data.md) ----------------------
+    # One attachment item (a file, screenshot, log file or minidump), uncompressed. Relay's
+    # max_attachment_size (100 MiB) is the upper bound; the default is much smaller. A
+    # larger one is dropped alone (its event is kept) and counted.
+    attachment_max_bytes: int = Field(default=10 * MIB, ge=0, le=100 * MIB)
+    # All attachments of one event (one envelope), as Relay's max_attachments_size (at
+    # most 100 MiB); the attachments past it are dropped and counted.
+    attachments_max_event_bytes: int = Field(default=20 * MIB, ge=0, le=100 * MIB)
+    # Attachment bytes one project keeps (as received); new ones past it are dropped and
+    # counted (`attachment_over_quota`) until retention or deletions make room.
+    attachments_max_project_bytes: int = Field(default=1024 * MIB, ge=0)
+    # One `log` item (a container of records), decompressed: the SDKs flush at 100
+    # records, well under this. A larger one is dropped and its records counted.
+    max_log_item_bytes: int = Field(default=1 * MIB, ge=0)
+    # Logs are kept this many days (as Sentry's logs retention: 30 days) ...
+    log_retention_days: float = Field(default=30.0, gt=0)
+    # ... and a project keeps at most this many bytes of them: past it, the oldest go.
+    logs_max_project_bytes: int = Field(default=256 * MIB, ge=0)
+    max_client_report_bytes: int = Field(
+        default=4 * KIB, ge=0
+    )  # as Relay's max_client_reports_size
+
     # --- derived ------------------------------------------------------------------------
     def resolved_database_url(self) -> str:
         """The database URL to use: the configured one, else SQLite in the data directory."""

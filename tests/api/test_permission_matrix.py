@@ -21,8 +21,9 @@ from sqlalchemy import select
 from tests.inprocess import Api, exception_event
 from tracebox.accounts import personal_tokens
 from tracebox.models import AccessLevel
-from tracebox.store import activity, artifacts, client_keys, members
+from tracebox.store import activity, artifacts, attachments, client_keys, members
 from tracebox.store.artifacts import NewFile
+from tracebox.store.attachments import NewAttachment
 from tracebox.store.tables import errors
 from tracebox.tracking import settings as tracking_settings
 
@@ -87,6 +88,14 @@ class World:
                 conn, self.owner_id, name="victim", scopes=["api"], expires_on=None
             )
         return token.id
+
+    def attachment(self) -> int:
+        """An attachment of the event (issue 12): downloads are Reporter+."""
+        new = NewAttachment(self.project_id, self.event_id, "a.txt", "text/plain",
+                            "event.attachment", 0, "0" * 40, (), 1.0)  # fmt: skip
+        with self.api.db.write() as conn:
+            attachments.write(conn, [new], max_project_bytes=1)
+            return attachments.for_event(conn, self.project_id, self.event_id)[0].id
 
     def fresh_artifact(self) -> int:
         with self.api.db.write() as conn:
@@ -284,6 +293,13 @@ MATRIX: list[tuple[str, str, Any, str]] = [
     ("GET",    ET + "/notification_settings", None,           "401 404 403 200 200 200 200 200 200 401 401"),
     ("PUT",    ET + "/notification_settings", NOTIFY,         "401 404 403 200 200 200 200 200 403 401 401"),
     ("GET",    ET + "/artifacts?release=web@1", None,         "401 404 403 200 200 200 200 200 200 401 401"),
+    # issue 12: attachments, user feedback and logs are read as errors are (Reporter+)
+    ("GET",    ET + "/errors/{e}/events/{ev}/attachments", None, "401 404 403 200 200 200 200 200 200 401 401"),
+    ("GET",    ET + "/attachments/{attachment}", None,        "401 404 403 200 200 200 200 200 200 401 401"),
+    ("GET",    ET + "/user_feedback", None,                   "401 404 403 200 200 200 200 200 200 401 401"),
+    ("GET",    ET + "/errors/{e}/user_feedback", None,        "401 404 403 200 200 200 200 200 200 401 401"),
+    ("GET",    ET + "/logs", None,                            "401 404 403 200 200 200 200 200 200 401 401"),
+    ("GET",    ET + "/client_reports", None,                  "401 404 403 200 200 200 200 200 200 401 401"),
     ("DELETE", ET + "/artifacts/{fresh_artifact}", None,      "401 404 403 403 403 204 204 204 403 401 401"),
     ("GET",    "/api/0/projects/", None,                      "401 200 200 200 200 200 200 200 200 401 401"),
     ("GET",    "/api/0/projects/acme/web/issues/", None,      "401 404 403 200 200 200 200 200 200 401 401"),
@@ -313,6 +329,8 @@ def _path(template: str, w: World) -> str:
         values["fresh_comment"] = w.fresh_comment()
     if "{fresh_key}" in template:
         values["fresh_key"] = w.fresh_key()
+    if "{attachment}" in template:
+        values["attachment"] = w.attachment()
     if "{fresh_artifact}" in template:
         values["fresh_artifact"] = w.fresh_artifact()
     if "{owner_token}" in template:

@@ -1,6 +1,7 @@
 """``make screenshots``: PNGs of the error list, details, settings, releases, source-mapped
-stack traces and release artifacts pages in docs/screenshots/, from a live ``tracebox
-serve`` with demo data, in headless Chromium.
+stack traces and release artifacts pages, and what a real sentry-python sends besides
+the error (local variables, an attachment, user feedback, logs), in docs/screenshots/,
+from a live ``tracebox serve`` with demo data, in headless Chromium.
 
 Run: ``.venv/bin/python -m tests.browser.screenshots [--out docs/screenshots]``
 """
@@ -20,23 +21,25 @@ import httpx
 import orjson
 import sqlalchemy as sa
 from playwright.sync_api import Locator, Page, sync_playwright
-from sqlalchemy import select
+from sqlalchemy import Connection, select
 
 from tests.alerts.demo import populate_alerts
 from tests.browser.demo_data import checkout_event, populate
-from tests.browser.harness import launch_browser, sign_in
+from tests.browser.harness import launch_browser, reload_until, sign_in
+from tests.e2e import sdk_programs
 from tests.helpers import free_port, start_server, wait_for
 from tests.privacy import secrets
 from tests.sourcemaps import demo as sourcemap_demo
 from tracebox.accounts import users
 from tracebox.config import Settings
 from tracebox.digest.prepare import Preparer
-from tracebox.models import AccessLevel, ErrorStatus
+from tracebox.models import AccessLevel, ErrorStatus, Project
 from tracebox.privacy import IpMode, PrivacySettings
 from tracebox.protocol.event import normalize_event
 from tracebox.store import Database, client_keys, members, projects
 from tracebox.store import digest as store_digest
 from tracebox.store import privacy as privacy_store
+from tracebox.store import releases as releases_store
 from tracebox.store.tables import errors
 from tracebox.tracking import IntegratedSource
 from tracebox.tracking import settings as tracking_settings
@@ -62,7 +65,9 @@ def main() -> None:
         try:
             path = _data(settings)
             _privacy_demo(settings, server.url, path)
+            checkout = _sdk_data(settings, server.url)
             _shoot(server.url, path, args.out)
+            _shoot_sdk_data(server.url, checkout, args.out)
         finally:
             server.stop()
 
@@ -71,9 +76,7 @@ def _data(settings: Settings) -> str:
     db = Database(settings.resolved_database_url())
     try:
         with db.write() as conn:
-            project = projects.create(conn, "acme/storefront", "Storefront")
-            tracking_settings.save(conn, project.id, active=True, integrated=True, create=True)
-            members.add(conn, project.id, 1, AccessLevel.OWNER)  # root
+            project = _new_project(conn, "acme/storefront", "Storefront")
         populate(db, project.id)
         _triage(db, project.id)
         populate_alerts(db, settings, project.id, project.path)
@@ -81,6 +84,14 @@ def _data(settings: Settings) -> str:
     finally:
         db.dispose()
     return project.path
+
+
+def _new_project(conn: Connection, path: str, name: str) -> Project:
+    """A project with integrated error tracking, root its owner."""
+    project = projects.create(conn, path, name)
+    tracking_settings.save(conn, project.id, active=True, integrated=True, create=True)
+    members.add(conn, project.id, 1, AccessLevel.OWNER)  # root
+    return project
 
 
 def _triage(db: Database, project_id: int) -> None:
@@ -115,6 +126,9 @@ def _triage(db: Database, project_id: int) -> None:
         "Started with **checkout v2**: the cart lost its `coupon` key when the session "
         "expired.\n\n- reproduced on staging\n- fix in [#482](https://gitlab.example.com/acme/storefront/-/merge_requests/482)",
     )
+    with db.write() as conn:  # the storefront's release is the newest: "the next" follows it
+        latest = releases_store.ensure(conn, project_id, "storefront@2.4.0", now=time.time())
+        releases_store.update_release(conn, latest.id, created_at=time.time())
     resolved = StatusChange(ErrorStatus.RESOLVED, resolution=Resolution.IN_NEXT_RELEASE)
     source.update(featured, ErrorChange(status=resolved), dev)
     source.add_comment(featured, root, "Deployed `storefront@2.5.0` to production.")
@@ -149,6 +163,41 @@ def _privacy_demo(settings: Settings, base: str, path: str) -> None:
         wait_for(lambda: _stored(db) > 0)
     finally:
         db.dispose()
+
+
+def _sdk_data(settings: Settings, base: str) -> str:
+    """A project of its own that the real sentry-python program fills (an exception with
+    local variables and an attachment, user feedback, logs of its trace)."""
+    db = Database(settings.resolved_database_url())
+    try:
+        with db.write() as conn:
+            project = _new_project(conn, "acme/checkout", "Checkout")
+            key = client_keys.create(conn, project.id)
+    finally:
+        db.dispose()
+    host = base.split("//", 1)[1]
+    sdk_programs.run(sdk_programs.PYTHON_SDK_DATA, f"http://{key.public_key}@{host}/{project.id}")
+    return project.path
+
+
+def _shoot_sdk_data(base: str, path: str, out: Path) -> None:
+    with sync_playwright() as pw:
+        browser = launch_browser(pw)
+        page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT}, device_scale_factor=1)
+        sign_in(page, base, "root", PASSWORD)
+        page.goto(f"{base}/{path}/-/error_tracking")
+        reload_until(page, "ValueError: invalid quantity: 7")
+        page.get_by_role("link", name="ValueError: invalid quantity: 7").click()
+        reload_until(page, "Logs of this trace")
+        stack = page.locator("section", has=page.get_by_role("heading", name="Stack trace"))
+        _save(page, out / "frame-variables.png", element=stack)
+        extras = page.locator("section", has=page.get_by_role("heading", name="Attachments"))
+        _save(page, out / "event-attachments.png", element=extras)
+        page.goto(f"{base}/{path}/-/logs")
+        _save(page, out / "logs.png")
+        page.goto(f"{base}/{path}/-/user_feedback")
+        _save(page, out / "user-feedback.png")
+        browser.close()
 
 
 def _stored(db: Database) -> int:

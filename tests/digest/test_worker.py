@@ -133,7 +133,7 @@ def test_unusable_records_are_set_aside_and_counted_per_project(
         project = projects.create(conn, "acme/web", "web")
     good = event_record(project.id, 1)
     not_json = SpoolRecord(RecordKind.EVENT, project.id, 1, time.time(), b'{"a": }', None)
-    header = orjson.dumps({"k": "attachment", "p": project.id, "c": 1, "r": time.time()})
+    header = orjson.dumps({"k": "hologram", "p": project.id, "c": 1, "r": time.time()})
     unknown_kind = b"\x01" + len(header).to_bytes(4, "little") + header + b"data"
     spool(settings, [not_json.encode(), b"\x07garbage", unknown_kind, good])
     worker = DigestWorker(db, SpoolReader(settings.spool_dir), batch_size=10)

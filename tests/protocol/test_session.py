@@ -75,7 +75,7 @@ def test_sid_is_canonical_uuid() -> None:
     assert update is not None and update["sid"] == SID
 
 
-@pytest.mark.parametrize("status", ["ok", "exited", "crashed", "abnormal", "errored"])
+@pytest.mark.parametrize("status", ["ok", "exited", "crashed", "abnormal", "errored", "unhandled"])
 def test_statuses(status: str) -> None:
     update = normalize_session(session(status=status), received_at=NOW)
     assert update is not None and update["status"] == status

@@ -40,6 +40,10 @@ is cross-checked with the server's `/-/metrics` counters and the documented wire
 (`tests/sdk/programs.json`, `../shared/reference/sentry-protocol.md` section 9).
 """
 
+# What Tracebox does with each envelope item type (issue 12; docs/sdk-data.md) and the
+# real SDK programs that test it: static text, appended to the page. Edit it there.
+ITEM_TYPES = Path(__file__).with_name("item_types.md")
+
 COLUMNS = (
     "Language",
     "SDK",
@@ -93,7 +97,7 @@ def render(results: dict[str, Any], programs: list[dict[str, Any]]) -> str:
     if notes:
         lines += ["", "Notes:", ""]
         lines += [f"- {p['language']} {p['version']}: {p['note']}." for p in notes]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n\n" + ITEM_TYPES.read_text()
 
 
 def main(argv: list[str]) -> int:

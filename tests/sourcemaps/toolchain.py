@@ -87,9 +87,12 @@ class Toolchain:
 
 
 @contextmanager
-def serve_site(site: Path, config: dict[str, str]) -> Iterator[str]:
-    """Serve ``site`` on a free loopback port with the app's page; yields its URL."""
-    page = (APP / "index.html").read_text().replace("__CONFIG__", json.dumps(config))
+def serve_site(
+    site: Path, config: dict[str, str], template: Path = APP / "index.html"
+) -> Iterator[str]:
+    """Serve ``site`` on a free loopback port with the app's page (``template`` with
+    ``__CONFIG__`` replaced); yields its URL."""
+    page = template.read_text().replace("__CONFIG__", json.dumps(config))
     (site / "index.html").write_text(page)
     handler = partial(_QuietHandler, directory=str(site))
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)

@@ -60,7 +60,7 @@ def encoded(header: object, payload: bytes = b"", version: int = 1) -> bytes:
 
 
 def test_a_kind_this_version_does_not_know_names_its_project() -> None:
-    data = encoded({"k": "attachment", "p": 9, "c": 1, "r": RECEIVED}, b"bytes")
+    data = encoded({"k": "hologram", "p": 9, "c": 1, "r": RECEIVED}, b"bytes")
     with pytest.raises(RecordError, match="unknown spool record kind") as raised:
         SpoolRecord.decode(data)
     assert raised.value.project_id == 9

@@ -1,4 +1,5 @@
-"""A bulk action over 10,000 errors ("all matching this query"), in bounded batches."""
+"""Bulk actions over 10,000 errors ("all matching this query"): resolve, assign and
+ignore, in bounded batches, each error with its activity entry."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from tracebox.config import Settings
 from tracebox.store import digest as store_digest
 from tracebox.store.digest import PreparedEvent
 from tracebox.store.payloads import PayloadEncoder
-from tracebox.store.tables import error_activity, errors
+from tracebox.store.tables import error_activity, error_hashes, errors
 
 pytestmark = pytest.mark.slow
 
@@ -70,6 +71,24 @@ def test_resolve_all_matching_10000_errors(api: Api, settings: Settings) -> None
             select(func.count()).where(error_activity.c.kind == "set_resolved")
         ).scalar_one()
     assert statuses == {"resolved": 10_000} and entries == 10_000
+    # Assign all of them, then ignore them until 100 more events each: the same batches.
+    body = {"query": "is:resolved", "assignee_id": owner.id}
+    assert api.call("PUT", url, token, json=body).json() == {"changed": 10_000, "batches": 100}
+    body = {"query": "is:resolved", "status": "ignored", "status_details": {"ignore_count": 100}}
+    assert api.call("PUT", url, token, json=body).json() == {"changed": 10_000, "batches": 100}
+    with api.db.read() as conn:
+        rows = conn.execute(
+            select(errors.c.status, errors.c.assignee_id, func.count())
+            .where(errors.c.project_id == project.id)
+            .group_by(errors.c.status, errors.c.assignee_id)
+        ).all()
+        kinds = dict(
+            conn.execute(
+                select(error_activity.c.kind, func.count()).group_by(error_activity.c.kind)
+            ).all()
+        )
+    assert [tuple(r) for r in rows] == [("ignored", owner.id, 10_000)]
+    assert kinds == {"set_resolved": 10_000, "assigned": 10_000, "set_ignored": 10_000}
     # Past the limit: 10,001 matching errors are refused, and nothing changes.
     with api.db.write() as conn:
         conn.execute(
@@ -87,3 +106,33 @@ def test_resolve_all_matching_10000_errors(api: Api, settings: Settings) -> None
             select(func.count()).where(errors.c.status == "ignored")
         ).scalar_one()
     assert ignored == 0
+
+
+def test_merge_10000_errors_into_one(api: Api) -> None:
+    owner = api.user("owner")
+    project = api.project("acme/big", owner)
+    token = api.token(owner)
+    many_errors(api, project.id, 10_000)
+    with api.db.read() as conn:
+        ids = list(conn.execute(select(errors.c.id).where(errors.c.project_id == project.id)))
+    url = f"/api/v4/projects/{project.id}/error_tracking/errors"
+    r = api.call("POST", url + "/merge", token, json={"ids": [i for (i,) in ids]})
+    assert r.status_code == 200, r.text
+    merged = r.json()
+    assert merged["events_count"] == 10_000
+    assert sum(b["count"] for b in merged["frequency"]) == 10_000
+    with api.db.read() as conn:
+        left = conn.execute(
+            select(func.count()).where(errors.c.project_id == project.id)
+        ).scalar_one()
+        hashes = conn.execute(
+            select(func.count()).where(error_hashes.c.error_id == merged["id"])
+        ).scalar_one()
+        merges = conn.execute(
+            select(func.count()).where(error_activity.c.kind == "merge")
+        ).scalar_one()
+    assert (left, hashes) == (1, 10_000)
+    assert merges == 100  # one entry per batch of TRACEBOX_BULK_BATCH_ERRORS
+    # any of the 10,000 ids answers with the error they became
+    r = api.call("GET", f"{url}/{ids[-1][0]}", token)
+    assert r.status_code == 200 and r.json()["id"] == merged["id"]

@@ -22,6 +22,7 @@ from tracebox.api import (
     routes_errors,
     routes_privacy,
     routes_projects,
+    routes_sdkdata,
     routes_tracking,
     routes_users,
     routes_workflow,
@@ -67,6 +68,7 @@ def create_v4(ctx: ApiContext) -> FastAPI:
         routes_artifacts,
         routes_privacy,
         routes_alerts,
+        routes_sdkdata,
         routes_workflow,
     )
     for module in v4_routers:

@@ -14,6 +14,7 @@ from tracebox.tracking.models import (
     Event,
     ExceptionInfo,
     Frame,
+    Mechanism,
     ReleaseHealth,
     Resolution,
     StatusDetails,
@@ -84,6 +85,10 @@ class ErrorOut(BaseModel):
     platform: str
     level: str
     frequency: list[CountOut]  # 24 hourly counts, oldest first
+    unhandled: bool = Field(
+        description="An event's exception reached no handler in the application "
+        "(mechanism.handled false)"
+    )
     assignee: UserRefOut | None
     status_details: StatusDetailsOut
     for_review: bool  # new, regressed or unignored in the last 7 days, not yet reviewed
@@ -110,6 +115,7 @@ def _summary_fields(e: ErrorSummary) -> dict[str, Any]:
         "platform": e.platform,
         "level": e.level,
         "frequency": [CountOut.of(b) for b in e.frequency],
+        "unhandled": e.unhandled,
         "assignee": UserRefOut.of(e.assignee),
         "status_details": StatusDetailsOut.of(e.status_details),
         "for_review": e.in_review,
@@ -137,6 +143,11 @@ class FrameOut(BaseModel):
         "or invalid_sourcemap (docs/sourcemaps.md)",
     )
     symbolication_detail: str | None = None
+    vars: dict[str, Any] | None = Field(
+        None,
+        description="Local variables as the SDK sent them (the Python SDK sends reprs); "
+        "values scrubbed by the privacy rules read [Filtered]",
+    )
 
     @classmethod
     def of(cls, f: Frame) -> FrameOut:
@@ -152,7 +163,30 @@ class FrameOut(BaseModel):
             symbolicated=f.symbolicated,
             symbolication_error=f.mapping_error,
             symbolication_detail=f.mapping_detail,
+            vars=f.vars,
         )
+
+
+class MechanismOut(BaseModel):
+    """How the exception was captured (Sentry's ``mechanism``)."""
+
+    type: str
+    handled: bool | None = Field(
+        None, description="false: the exception reached no handler in the application"
+    )
+    synthetic: bool
+    description: str | None
+    help_link: str | None
+    exception_id: int | None = Field(None, description="Its id in an exception group's tree")
+    parent_id: int | None = Field(None, description="The exception_id of its group")
+    is_exception_group: bool
+    source: str | None
+    data: dict[str, Any] | None
+    meta: dict[str, Any] | None
+
+    @classmethod
+    def of(cls, m: Mechanism | None) -> MechanismOut | None:
+        return None if m is None else cls(**m.__dict__)
 
 
 class ExceptionOut(BaseModel):
@@ -163,6 +197,7 @@ class ExceptionOut(BaseModel):
     raw_stack_trace: list[FrameOut] | None = Field(
         None, description="The minified frames, when source maps mapped the stack trace"
     )
+    mechanism: MechanismOut | None = None
 
     @classmethod
     def of(cls, e: ExceptionInfo) -> ExceptionOut:
@@ -172,6 +207,7 @@ class ExceptionOut(BaseModel):
             module=e.module,
             stack_trace=[FrameOut.of(f) for f in e.frames],
             raw_stack_trace=[FrameOut.of(f) for f in e.raw_frames] if e.raw_frames else None,
+            mechanism=MechanismOut.of(e.mechanism),
         )
 
 
@@ -202,6 +238,11 @@ class EventOut(BaseModel):
     request: dict[str, Any] | None
     contexts: dict[str, Any]
     sdk: dict[str, Any] | None
+    extra: dict[str, Any] = Field(description="Additional data the SDK sent (`extra`)")
+    handled: bool | None = Field(
+        description="false when an exception of the event reached no handler in the "
+        "application; null when the SDK did not say"
+    )
 
     @classmethod
     def of(cls, e: Event) -> EventOut:
@@ -227,6 +268,8 @@ class EventOut(BaseModel):
             request=e.request,
             contexts=e.contexts,
             sdk=e.sdk,
+            extra=e.extra,
+            handled=e.handled,
         )
 
 
@@ -252,6 +295,7 @@ class ErrorDetailsOut(ErrorOut):
     tags: list[TagSummaryOut]  # over all of the error's events
     frequency_30d: list[CountOut]  # 30 daily counts, oldest first, ending today (UTC)
     latest_event: EventOut | None
+    user_report_count: int = Field(0, description="User feedback about the error's events")
     environments: list[TagValueOut]  # events per environment
     grouping_hashes: list[str]  # the fingerprints grouped here (several after a merge)
 
@@ -265,6 +309,7 @@ class ErrorDetailsOut(ErrorOut):
             tags=[TagSummaryOut.of(t) for t in d.tags],
             frequency_30d=[CountOut.of(b) for b in d.daily],
             latest_event=latest,
+            user_report_count=d.user_report_count,
             environments=[TagValueOut(value=v.value, count=v.count) for v in d.environments],
             grouping_hashes=d.hashes,
         )

@@ -17,6 +17,7 @@ from tracebox.tracking.models import (
     Event,
     ExceptionInfo,
     Frame,
+    Mechanism,
 )
 
 Json = dict[str, Any]
@@ -93,7 +94,7 @@ def issue(e: ErrorSummary, p: Project, external_url: str) -> Json:
         "hasSeen": False,
         "isBookmarked": False,
         "isSubscribed": False,
-        "isUnhandled": False,
+        "isUnhandled": e.unhandled,
         "subscriptionDetails": None,
         "shareId": None,
     }
@@ -118,7 +119,7 @@ def issue_details(d: ErrorDetails, p: Project, external_url: str, history: list[
         "participants": [],
         "seenBy": [],
         "tags": tags,
-        "userReportCount": 0,
+        "userReportCount": d.user_report_count,
         "firstRelease": _release(d.first_release),
         "lastRelease": _release(d.last_release),
         "pluginIssues": plugin_issues(d.error),
@@ -157,7 +158,7 @@ def frame(f: Frame) -> Json:
         "colNo": f.colno,
         "inApp": f.in_app,
         "context": [[n, line] for n, line in f.context],
-        "vars": None,
+        "vars": f.vars,
         "instructionAddr": None,
         "symbolAddr": None,
         "trust": None,
@@ -185,10 +186,15 @@ def _exception(x: ExceptionInfo) -> Json:
         "type": x.type,
         "value": x.value,
         "module": x.module,
-        "mechanism": None,
+        "mechanism": _mechanism(x.mechanism),
         "stacktrace": stacktrace,
         "rawStacktrace": {"frames": [frame(f) for f in x.raw_frames]} if x.raw_frames else None,
     }
+
+
+def _mechanism(m: Mechanism | None) -> Json | None:
+    """Sentry keeps the mechanism's snake_case keys in its event API."""
+    return None if m is None else {k: v for k, v in m.__dict__.items() if v is not None}
 
 
 def _entries(ev: Event) -> list[Json]:
@@ -247,6 +253,7 @@ def event(ev: Event) -> Json:
         "tags": [{"key": k, "value": v} for k, v in ev.tags],
         "user": ev.user,
         "contexts": ev.contexts,
+        "context": ev.extra,  # Sentry's event API name for `extra`
         "sdk": ev.sdk,
         "errors": [],
         "entries": _entries(ev),

@@ -3,7 +3,7 @@
 Ingest spools each item as the SDK sent it; this is where it is parsed, once. Per event,
 in this order (docs/design.md "Digest pipeline")::
 
-    normalize -> scrub -> symbolicate -> group -> summarize -> encode
+    normalize -> scrub -> symbolicate -> in-app rules -> group -> summarize -> encode
 
 ``normalize`` is ``protocol.event.normalize_event``; ``stages`` run next, in the order
 given: privacy scrubbing first, then symbolication, each a pure function of the event
@@ -29,7 +29,10 @@ from typing import Any
 import orjson
 
 from tracebox import grouping, privacy
+from tracebox.digest import sdkdata
 from tracebox.digest.config import ProjectConfig
+from tracebox.grouping.inapp import mark_sdk_frames
+from tracebox.protocol.client import sdk_from_client
 from tracebox.protocol.event import normalize_event, summarize
 from tracebox.protocol.session import (
     SessionAggregate,
@@ -67,6 +70,7 @@ class PreparedBatch:
     dropped: dict[tuple[int, str], int] = field(default_factory=lambda: defaultdict(int))
     # Records set aside by reason (the dropped ones above, and those with no project).
     invalid: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    sdk: sdkdata.SdkBatch = field(default_factory=sdkdata.SdkBatch)  # attachments, logs...
 
 
 class Preparer:
@@ -78,6 +82,7 @@ class Preparer:
         self._payloads = PayloadEncoder()
         self._stages = tuple(stages)
         self._symbolicator = symbolicator
+        self._sdk = sdkdata.SdkPreparer()
 
     def prepare(
         self,
@@ -128,6 +133,25 @@ class Preparer:
         elif kind is RecordKind.DROPPED:
             for item_type, n in _dropped_counts(record).items():
                 batch.dropped[(project_id, item_type)] += n
+        elif kind in sdkdata.SDK_KINDS:
+            self._add_sdk_data(batch, record, config)
+
+    def _add_sdk_data(
+        self, batch: PreparedBatch, record: SpoolRecord, config: ProjectConfig
+    ) -> None:
+        """Attachments, feedback, client reports, logs (``digest.sdkdata``); the error
+        events of error-level log records are digested as events."""
+        try:
+            raw_events = self._sdk.add(batch.sdk, record, lambda e: self._scrubbed(e, config))
+        except sdkdata.Unusable as e:
+            raise InvalidRecord(e.reason) from None
+        for raw in raw_events:
+            event = normalize_event(raw, received_at=record.received, client_ip=None)
+            batch.events.append(
+                self.prepare_event(
+                    record.project_id, self._staged(event, record.project_id, config)
+                )
+            )
 
     def _normalized(self, record: SpoolRecord, config: ProjectConfig) -> Event:
         """normalize -> scrub -> symbolicate."""
@@ -141,16 +165,27 @@ class Preparer:
                 client_ip=record.client_ip,
                 event_id=record.event_id,
             )
+            _name_the_client(event, record)
+        return self._staged(event, record.project_id, config)
+
+    def _staged(self, event: Event, project_id: int, config: ProjectConfig) -> Event:
+        """scrub -> symbolicate, for a normalized event."""
+        event = self._scrubbed(event, config)
+        if self._symbolicator is not None:  # after scrubbing, before grouping
+            self._symbolicator.symbolicate(project_id, event)
+        return event
+
+    def _scrubbed(self, event: Event, config: ProjectConfig) -> Event:
         # Before anything is derived from the event: grouping, summary, payload (issue 11).
         event = privacy.scrub(event, config.privacy)
         for stage in self._stages:
             event = stage(event, config)
-        if self._symbolicator is not None:  # after scrubbing, before grouping
-            self._symbolicator.symbolicate(record.project_id, event)
         return event
 
     def prepare_event(self, project_id: int, event: Event) -> PreparedEvent:
-        """group -> summarize -> encode, for a normalized (scrubbed, symbolicated) event."""
+        """in-app rules -> group -> summarize -> encode, for a normalized (scrubbed,
+        symbolicated) event; SDK frames are marked not in-app first (``grouping.inapp``)."""
+        mark_sdk_frames(event)
         group = grouping.calculate(event)
         summary = summarize(event)
         return PreparedEvent(
@@ -174,6 +209,15 @@ class Preparer:
             tags=tuple(event_tags(event)),
             payload=self._payloads.encode(event),
         )
+
+
+def _name_the_client(event: Event, record: SpoolRecord) -> None:
+    """An event without ``sdk`` (old raven clients) names the client that sent it."""
+    client = record.headers.get("client")
+    if "sdk" not in event and isinstance(client, str):
+        sdk = sdk_from_client(client)
+        if sdk is not None:
+            event["sdk"] = sdk
 
 
 def read_records(raw: Sequence[bytes]) -> list[SpoolRecord | RecordError]:

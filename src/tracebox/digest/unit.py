@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tracebox import datadir
 from tracebox.alerts import AlertPolicy
+from tracebox.digest.sdkdata import SdkLimits
 from tracebox.digest.worker import DigestWorker
 from tracebox.metrics import Metrics
 from tracebox.spool import SpoolReader
@@ -20,6 +21,7 @@ def run_unit(ctx: UnitContext) -> None:
         metrics=Metrics(),
         symbolication_cache_bytes=settings.symbolication_cache_bytes,
         alert_policy=AlertPolicy.from_settings(settings),
+        sdk_limits=SdkLimits.from_settings(settings),
     )
     worker.run_forever(
         ctx.stop,

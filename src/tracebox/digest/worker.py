@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -15,6 +16,7 @@ from tracebox import alerts
 from tracebox.alerts import AlertPolicy
 from tracebox.alerts.digest_input import alert_batch
 from tracebox.config import Settings
+from tracebox.digest import sdkdata
 from tracebox.digest.config import ConfigCache
 from tracebox.digest.prepare import PreparedBatch, Preparer, project_ids, read_records
 from tracebox.logs import LoggedCondition, first_line
@@ -60,9 +62,11 @@ class DigestWorker:
         node: str = SINGLE_NODE,
         metrics: Metrics | None = None,
         symbolication_cache_bytes: int = DEFAULT_SYMBOLICATION_CACHE_BYTES,
+        sdk_limits: sdkdata.SdkLimits | None = None,
         alert_policy: AlertPolicy | None = None,
     ) -> None:
         self.db = db
+        self.sdk_limits = sdk_limits or sdkdata.SdkLimits()
         self.metrics = metrics
         self.reader = reader
         self.batch_size = batch_size
@@ -154,7 +158,8 @@ class DigestWorker:
             store_digest.write_sessions(conn, project_id, updates)
         for project_id, aggregates in prepared.aggregates.items():
             store_digest.write_session_aggregates(conn, project_id, aggregates)
-        store_digest.add_dropped(conn, prepared.dropped)
+        dropped = sdkdata.write(conn, prepared.sdk, self.sdk_limits)
+        store_digest.add_dropped(conn, Counter(prepared.dropped) + Counter(dropped))
         alerts.evaluate(
             conn,
             alert_batch(conn, result, prepared.sessions, prepared.aggregates),

@@ -18,6 +18,7 @@ import orjson
 
 from tracebox.config import Settings
 from tracebox.errors import InvalidJson, MalformedEnvelope, PayloadTooLarge
+from tracebox.ingest.items import SdkItems, looks_like_object, not_kept, record_count
 from tracebox.protocol.envelope import Envelope, Item
 from tracebox.protocol.event import new_event_id, parse_event_id
 from tracebox.spool.record import RecordKind, SpoolRecord
@@ -25,8 +26,11 @@ from tracebox.spool.record import RecordKind, SpoolRecord
 # Item types whose payload is an error event (the store endpoint's body, an envelope item).
 EVENT_TYPES = frozenset({"event"})
 SESSION_KINDS = {"session": RecordKind.SESSION, "sessions": RecordKind.SESSIONS}
-# Items the integrated backend does not keep (spec 2.4): accepted, counted, dropped.
+# A store body of this type is a transaction: accepted, counted as not kept (spec 2.4).
 TRANSACTION_EVENT_TYPE = "transaction"
+
+
+MAX_CLIENT_CHARS = 200  # the client's name (``sentry_client`` or User-Agent) kept per event
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,9 @@ class Origin:
     key_id: int
     received: float
     client_ip: str | None
+    # ``sentry_client`` of the auth, else the User-Agent: names the SDK of an event that
+    # does not (old raven clients send no ``sdk``).
+    client: str | None = None
 
 
 @dataclass
@@ -72,6 +79,7 @@ def process_envelope(envelope: Envelope, settings: Settings, origin: Origin) -> 
     out = Accepted(event_id=parse_event_id(envelope.headers.get("event_id")))
     header_id = out.event_id
     sessions = 0
+    sdk_items = SdkItems(settings, origin)  # attachments, feedback, client reports, logs
     for index, item in enumerate(envelope.items):
         kind = item.type
         if kind in EVENT_TYPES:
@@ -86,8 +94,11 @@ def process_envelope(envelope: Envelope, settings: Settings, origin: Origin) -> 
                     f"more than {settings.max_sessions_per_envelope} session items"
                 )
             _add_session(out, item, origin, settings.max_session_bytes)
-        else:
-            out.dropped[kind] += 1
+        elif not sdk_items.add(item):
+            out.dropped[not_kept(kind)] += record_count(item)  # a span container: its spans
+    sdk_items.finish(out.event_id)
+    out.records += sdk_items.records
+    out.dropped.update(sdk_items.dropped)
     _add_dropped_record(out, origin)
     return out
 
@@ -105,12 +116,6 @@ def _checked_event_id(item: Item, index: int, header_id: str | None, limit: int)
     if header_id is not None:
         return header_id
     return parse_event_id(_loads_object(item.payload, what).get("event_id")) or new_event_id()
-
-
-def looks_like_object(payload: bytes) -> bool:
-    """Starts with ``{`` and ends with ``}``, whitespace aside: the check an item gets
-    before the 200 (the digest parses it)."""
-    return payload.lstrip()[:1] == b"{" and payload.rstrip()[-1:] == b"}"
 
 
 def _loads_object(payload: bytes, what: str) -> dict[str, Any]:
@@ -143,12 +148,14 @@ def _add_dropped_record(out: Accepted, origin: Origin) -> None:
 def _record(
     kind: RecordKind, origin: Origin, payload: bytes, event_id: str | None = None
 ) -> SpoolRecord:
+    event = kind is RecordKind.EVENT
     return SpoolRecord(
         kind=kind,
         project_id=origin.project_id,
         key_id=origin.key_id,
         received=origin.received,
         payload=payload,
-        client_ip=origin.client_ip if kind is RecordKind.EVENT else None,
+        client_ip=origin.client_ip if event else None,
         event_id=event_id,
+        headers={"client": origin.client[:MAX_CLIENT_CHARS]} if event and origin.client else {},
     )

@@ -241,9 +241,10 @@ def _rate_limit(ctx: IngestContext, key: IngestKey, events: int) -> None:
         raise RateLimited("event rate limit exceeded for this client key", retry_after)
 
 
-def _origin(request: Request, key: IngestKey, received: float) -> Origin:
+def _origin(request: Request, key: IngestKey, received: float, auth: SentryAuth | None) -> Origin:
     client_ip = request.client.host if request.client else None
-    return Origin(key.project_id, key.key_id, received, client_ip)
+    client = (auth.client if auth else None) or request.headers.get("user-agent")
+    return Origin(key.project_id, key.key_id, received, client_ip, client)
 
 
 def _decode_store(body: bytes, encoding: str | None, max_bytes: int) -> bytes:
@@ -266,7 +267,7 @@ async def _handle_store(
     body = await _read_body(request, s.max_store_compressed_bytes)
     encoding = request.headers.get("content-encoding")
     data = await _off_loop_if_large(len(body), _decode_store, body, encoding, s.max_store_bytes)
-    accepted = process_store(data, _origin(request, key, received))
+    accepted = process_store(data, _origin(request, key, received, auth))
     _rate_limit(ctx, key, accepted.events)
     return accepted
 
@@ -292,7 +293,7 @@ async def _handle_envelope(
     elif dsn_auth is not None and auth is not None and dsn_auth.public_key != auth.public_key:
         raise Unauthorized("public key mismatch between the envelope dsn and the request")
     _rate_limit(ctx, key, count_events(envelope))
-    return process_envelope(envelope, s, _origin(request, key, received))
+    return process_envelope(envelope, s, _origin(request, key, received, auth or dsn_auth))
 
 
 def _envelope_auth(dsn: object, project_id: int) -> SentryAuth | None:

@@ -21,7 +21,9 @@ MAX_RELEASE_CHARS = 200  # as Sentry's release name rules
 MAX_ENVIRONMENT_CHARS = 64  # as Sentry's environment name rules
 MAX_DID_CHARS = 256
 DEFAULT_ENVIRONMENT = "production"  # as events without one
-STATUSES = frozenset({"ok", "exited", "crashed", "abnormal", "errored"})
+# `unhandled`: an unhandled error that did not crash the app (@sentry/browser 8+, .NET);
+# terminal, counted as errored, as Relay.
+STATUSES = frozenset({"ok", "exited", "crashed", "abnormal", "errored", "unhandled"})
 _SEQ_LIMIT = 2**64 - 1  # Relay refuses seq == u64::MAX
 _INVALID = object()
 

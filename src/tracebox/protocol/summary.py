@@ -40,8 +40,8 @@ def summarize(event: dict[str, Any]) -> EventSummary:
     main = exceptions[-1] if exceptions else None
     logentry: dict[str, Any] = event.get("logentry") or {}
     platform: str = event["platform"]
-    exc_type, value = _type_and_value(main)
     message = logentry.get("formatted") or logentry.get("message") or ""
+    exc_type, value = _type_and_value(main, message)
     if main is not None and (exc_type is not None or not message):
         title = _error_title(exc_type, value, main)
     else:
@@ -63,12 +63,12 @@ def summarize(event: dict[str, Any]) -> EventSummary:
     )
 
 
-def _type_and_value(main: dict[str, Any] | None) -> tuple[str | None, str | None]:
+def _type_and_value(main: dict[str, Any] | None, message: str) -> tuple[str | None, str | None]:
     if main is None:
         return None, None
     value = main.get("value", "")[:MAX_METADATA_VALUE_CHARS]
-    if main.get("mechanism", {}).get("synthetic") is True:
-        return None, value  # a made-up type (e.g. a signal handler's) says nothing
+    if main.get("mechanism", {}).get("synthetic") is True or _message_stack(main, message):
+        return None, value  # a made-up type (a signal handler's, a message's) says nothing
     return main.get("type", "Error"), value
 
 
@@ -92,10 +92,17 @@ def _truncate(text: str, limit: int) -> str:
 
 def _culprit(event: dict[str, Any], exceptions: list[dict[str, Any]], platform: str) -> str | None:
     """transaction, else the culprit frame of the last stack trace (of the last exception
-    that has one, else the top-level one), else ``request.url``, else the SDK's culprit."""
+    that has one, else the top-level one), else ``request.url``, else the SDK's culprit.
+    The synthetic exception @sentry/browser wraps around a captured message's stack
+    (``captureMessage`` with ``attachStacktrace``) starts in the SDK's own minified code:
+    it never names the culprit (the deprecated top-level stack trace, PHP's way of
+    sending a message's stack, still does: its SDK removes its own frames)."""
     if "transaction" in event:
         return _truncate(event["transaction"], MAX_CULPRIT_CHARS)
-    stacktraces = [e["stacktrace"] for e in exceptions if "stacktrace" in e]
+    message = _message_text(event)
+    stacktraces = [
+        e["stacktrace"] for e in exceptions if "stacktrace" in e and not _message_stack(e, message)
+    ]
     if not stacktraces and "stacktrace" in event:
         stacktraces = [event["stacktrace"]]
     culprit = ""
@@ -106,10 +113,34 @@ def _culprit(event: dict[str, Any], exceptions: list[dict[str, Any]], platform: 
     return _truncate(culprit, MAX_CULPRIT_CHARS) if culprit else None
 
 
+def _message_text(event: dict[str, Any]) -> str:
+    logentry: dict[str, Any] = event.get("logentry") or {}
+    return str(logentry.get("formatted") or logentry.get("message") or "")
+
+
+def _message_stack(exception: dict[str, Any], message: str) -> bool:
+    """An exception made up to carry a captured message's stack: marked synthetic on a
+    message event (@sentry/browser 8+), or without a type and valued as the message
+    (@sentry/browser 7)."""
+    if not message:
+        return False
+    if exception.get("mechanism", {}).get("synthetic") is True:
+        return True
+    return "type" not in exception and exception.get("value") == message
+
+
 def _culprit_frame(frames: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """Newest in-app frame, else the newest frame (frames are oldest first)."""
-    in_app = (frame for frame in reversed(frames) if frame.get("in_app") is True)
-    return next(in_app, frames[-1] if frames else None)
+    """Newest in-app frame, else the newest frame not marked as a library's (SDK and
+    runtime frames are marked so by ``grouping.inapp``), else the newest frame (frames
+    are oldest first)."""
+    newest_first = frames[::-1]
+    for frame in newest_first:
+        if frame.get("in_app") is True:
+            return frame
+    for frame in newest_first:
+        if frame.get("in_app") is not False:
+            return frame
+    return newest_first[0] if newest_first else None
 
 
 def _frame_culprit(frame: dict[str, Any], platform: str) -> str:

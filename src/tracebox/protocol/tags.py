@@ -1,8 +1,9 @@
 """The tags an event is counted under (``error_tags``): the SDK's own tags, plus keys
 derived from the event's fields as Sentry tags every event (``level``, ``environment``,
 ``release``, ``user.id``, ``user.email``, ``user.username``, ``browser``, ``os``,
-``url``). Pure; the input is a normalized event, whose nested objects are still
-untrusted, so every value is type-checked.
+``url``, and ``handled`` / ``mechanism`` from the exceptions' mechanism). Pure; the
+input is a normalized event, whose nested objects are still untrusted, so every value is
+type-checked.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ DERIVED_KEYS = (
     "browser",
     "os",
     "url",
+    "handled",  # "no" when an exception reached no handler, "yes" when all say handled
+    "mechanism",  # the main exception's mechanism type (excepthook, onunhandledrejection...)
 )
 
 
@@ -48,6 +51,13 @@ def _derived(event: dict[str, Any]) -> Iterator[tuple[str, Any]]:
     yield "browser", _name_and_version(contexts.get("browser"))
     yield "os", _name_and_version(contexts.get("os") or contexts.get("client_os"))
     yield "url", _without_query(_object(event.get("request")).get("url"))
+    mechanisms = [
+        _object(_object(x).get("mechanism"))
+        for x in _object(event.get("exception")).get("values") or ()
+    ]
+    handled = [m.get("handled") for m in mechanisms if isinstance(m.get("handled"), bool)]
+    yield "handled", ("no" if False in handled else "yes") if handled else None
+    yield "mechanism", mechanisms[-1].get("type") if mechanisms else None
 
 
 def _is_pair(pair: Any) -> bool:

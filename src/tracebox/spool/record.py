@@ -38,6 +38,12 @@ class RecordKind(StrEnum):
     SESSION = "session"  # a ``session`` item's JSON (one session update)
     SESSIONS = "sessions"  # a ``sessions`` item's JSON (pre-aggregated sessions)
     DROPPED = "dropped"  # JSON ``{item type: count}``: items accepted but not kept
+    # Issue 12 (docs/sdk-data.md): each spooled as received.
+    ATTACHMENT = "attachment"  # a file's bytes; headers: filename, content_type, attachment_type
+    FEEDBACK = "feedback"  # a ``feedback`` item: an event of type feedback (current SDKs)
+    USER_REPORT = "user_report"  # a ``user_report`` item: {event_id, name, email, comments}
+    CLIENT_REPORT = "client_report"  # what the SDK discarded, by reason and category
+    LOG = "log"  # a ``log`` item: {"items": [log records]}
 
 
 class RecordError(ValueError):

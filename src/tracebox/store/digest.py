@@ -25,6 +25,7 @@ from sqlalchemy import (
     Connection,
     and_,
     case,
+    func,
     or_,
     select,
 )
@@ -46,7 +47,7 @@ from tracebox.store.tables import (
 )
 from tracebox.store.workflow_digest import WorkflowOutcome
 
-TERMINAL_SESSION_STATES = ("exited", "crashed", "abnormal")
+TERMINAL_SESSION_STATES = ("exited", "crashed", "abnormal", "unhandled")
 
 
 @dataclass(frozen=True)
@@ -288,9 +289,11 @@ def _upsert_sessions(conn: Connection) -> Any:
     ex = stmt.excluded
     # Not IN (...): an expanding parameter cannot run as executemany.
     terminal = or_(*(sessions.c.status == state for state in TERMINAL_SESSION_STATES))
+    changed = ("seq", "status", "errors", "duration", "timestamp")
     stmt = stmt.on_conflict_do_update(
         index_elements=["project_id", "sid"],
-        set_={c: getattr(ex, c) for c in ("seq", "status", "errors", "duration", "timestamp")},
+        # A user id often arrives with a later update (setUser after init): keep it.
+        set_={**{c: getattr(ex, c) for c in changed}, "did": func.coalesce(ex.did, sessions.c.did)},
         where=and_(ex.seq >= sessions.c.seq, ~terminal),
     )
     return stmt

@@ -156,6 +156,18 @@ def list_errors(
     return rows[::-1] if before is not None else rows
 
 
+def unhandled_errors(conn: Connection, error_ids: Sequence[int]) -> set[int]:
+    """Those of ``error_ids`` with an event whose exception reached no handler (the
+    ``handled: no`` tag, error_tags' primary key)."""
+    if not error_ids:
+        return set()
+    t = error_tags
+    query = select(t.c.error_id).where(
+        t.c.error_id.in_(list(error_ids)), t.c.key == "handled", t.c.value == "no"
+    )
+    return {int(i) for i in conn.execute(query).scalars()}
+
+
 def assigned_errors(
     conn: Connection,
     user_id: int,

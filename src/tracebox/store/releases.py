@@ -25,7 +25,7 @@ from tracebox.store.tables import deploys, errors, sessions
 from tracebox.store.tables import releases as release_rows
 from tracebox.store.tables import session_aggregates as agg
 
-ERRORED_STATES = ("errored", "abnormal")
+ERRORED_STATES = ("errored", "abnormal", "unhandled")
 
 
 @dataclass
@@ -34,7 +34,7 @@ class ReleaseCounts:
     environment: str
     sessions: int = 0
     crashed: int = 0
-    errored: int = 0  # errored or abnormal, not crashed
+    errored: int = 0  # errored, abnormal or unhandled, not crashed
     users: int = 0
     crashed_users: int = 0
     last_started: float = 0.0

@@ -563,6 +563,110 @@ artifact_files = Table(
     Index("ix_artifact_files_checksum", "checksum"),
 )
 
+# --- what SDKs send besides events (migration 0009_sdkdata; docs/sdk-data.md) ------------
+
+# Files sent with an event (attachment items). Linked to the event by its id, not by a
+# foreign key: an attachment may be digested before its event, and outlive it.
+attachments = Table(
+    "attachments",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("project_id", Id, ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
+    Column("event_id", String(32), nullable=False),
+    Column("name", String(255), nullable=False),
+    Column("content_type", String(255), nullable=False),  # as the SDK declared it
+    Column("attachment_type", String(64), nullable=False),  # event.attachment, event.minidump...
+    Column("size", BigInteger, nullable=False),  # bytes as received
+    Column("stored_bytes", BigInteger, nullable=False),  # bytes of its compressed chunks
+    Column("sha1", String(40), nullable=False),
+    Column("created_at", Float, nullable=False),
+    # "the attachments of an event"; the same file re-sent with its event is stored once
+    UniqueConstraint("project_id", "event_id", "name", "sha1", name="uq_attachments_event_file"),
+    # a project's attachments by age (retention) and their bytes (usage, the project cap)
+    Index("ix_attachments_project_created", "project_id", "created_at", "size"),
+)
+
+# An attachment's bytes in zstd-compressed chunks of at most 1 MiB (uncompressed), so a
+# download streams and no row holds a whole 100 MiB file.
+attachment_chunks = Table(
+    "attachment_chunks",
+    metadata,
+    Column("attachment_id", Id, ForeignKey("attachments.id", ondelete="CASCADE"), primary_key=True),
+    Column("seq", Integer, primary_key=True),
+    Column("data", LargeBinary, nullable=False),
+)
+
+# User feedback (feedback and user_report items). Linked to an error through its event
+# (events.project_id, events.event_id) at read time, so it follows merges.
+user_reports = Table(
+    "user_reports",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("project_id", Id, ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
+    Column("feedback_id", String(32), nullable=False),  # the feedback's own id
+    Column("event_id", String(32)),  # the event the user answered, if any
+    Column("name", String(128), nullable=False),
+    Column("email", String(75), nullable=False),
+    Column("comments", Text, nullable=False),
+    Column("url", Text),
+    Column("source", String(200), nullable=False),
+    Column("release", String(200)),
+    Column("environment", String(200)),
+    Column("created_at", Float, nullable=False),
+    # a re-sent feedback is stored once
+    UniqueConstraint("project_id", "feedback_id", name="uq_user_reports_feedback"),
+    # "the feedback of an event" (and of an error, through its events)
+    Index("ix_user_reports_event", "project_id", "event_id"),
+    # the project's feedback list, newest first (keyset)
+    Index("ix_user_reports_created", "project_id", "created_at", "id"),
+)
+
+# What SDKs report they discarded (client_report items), per hour, category and reason.
+client_reports = Table(
+    "client_reports",
+    metadata,
+    Column("project_id", Id, ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True),
+    Column("hour", BigInteger, primary_key=True),  # unix seconds // 3600
+    Column("category", String(32), primary_key=True),
+    Column("reason", String(32), primary_key=True),
+    Column("count", BigInteger, nullable=False),
+)
+
+# Structured log records (log items). Kept TRACEBOX_LOG_RETENTION_DAYS and at most
+# TRACEBOX_LOGS_MAX_PROJECT_BYTES per project.
+logs = Table(
+    "logs",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("project_id", Id, ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
+    Column("timestamp", Float, nullable=False),
+    Column("level", String(8), nullable=False),  # trace debug info warn error fatal
+    Column("severity_number", Integer),
+    Column("body", Text, nullable=False),
+    Column("trace_id", String(32)),
+    Column("span_id", String(16)),
+    Column("release", String(200)),
+    Column("environment", String(200)),
+    Column("logger", String(200)),
+    Column("attributes", Text, nullable=False),  # JSON object of plain values
+    Column("size", Integer, nullable=False),  # bytes counted against the project's cap
+    # the log search, newest first (keyset), and removal of the oldest
+    Index("ix_logs_project_time", "project_id", "timestamp", "id"),
+    # "the logs of an event's trace" on the details page
+    Index("ix_logs_trace", "project_id", "trace_id"),
+)
+
+# Records and bytes of logs per project and hour (of the record's time): the volume
+# chart, the usage figures and the cap, without scanning the logs.
+log_hourly = Table(
+    "log_hourly",
+    metadata,
+    Column("project_id", Id, ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True),
+    Column("hour", BigInteger, primary_key=True),  # unix seconds // 3600
+    Column("count", BigInteger, nullable=False),
+    Column("bytes", BigInteger, nullable=False),
+)
+
 # "The latest release" (release:latest, resolve in the next release): releases in the
 # order they were created by sentry-cli or first reported by an event (issue 15).
 Index("ix_releases_project_created", releases.c.project_id, releases.c.created_at)

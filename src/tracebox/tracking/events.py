@@ -10,7 +10,7 @@ from typing import Any
 
 from tracebox.privacy import read_remarks
 from tracebox.protocol.summary import EventSummary, summarize
-from tracebox.tracking.models import Event, ExceptionInfo, Frame
+from tracebox.tracking.models import Event, ExceptionInfo, Frame, Mechanism
 
 
 def _str(value: Any) -> str | None:
@@ -27,6 +27,10 @@ def _dict(value: Any) -> dict[str, Any] | None:
 
 def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
+
+
+def _bool(value: Any) -> bool | None:
+    return value if isinstance(value, bool) else None
 
 
 def frame(raw: dict[str, Any]) -> Frame:
@@ -55,6 +59,26 @@ def frame(raw: dict[str, Any]) -> Frame:
         mapping_detail=_str(data.get("symbolication_detail")),
         source_map=_str(data.get("sourcemap")),
         mapped_with=_str(data.get("resolved_with")),
+        vars=_dict(raw.get("vars")),
+    )
+
+
+def mechanism(raw: Any) -> Mechanism | None:
+    """The exception's ``mechanism``; None without one (its ``type`` is required)."""
+    if not isinstance(raw, dict):
+        return None
+    return Mechanism(
+        type=_str(raw.get("type")) or "generic",
+        handled=_bool(raw.get("handled")),
+        synthetic=raw.get("synthetic") is True,
+        description=_str(raw.get("description")),
+        help_link=_str(raw.get("help_link")),
+        exception_id=_int(raw.get("exception_id")),
+        parent_id=_int(raw.get("parent_id")),
+        is_exception_group=raw.get("is_exception_group") is True,
+        source=_str(raw.get("source")),
+        data=_dict(raw.get("data")),
+        meta=_dict(raw.get("meta")),
     )
 
 
@@ -72,6 +96,7 @@ def exceptions(payload: dict[str, Any]) -> list[ExceptionInfo]:
             module=_str(v.get("module")),
             frames=frames(v.get("stacktrace")),
             raw_frames=frames(v.get("raw_stacktrace")),
+            mechanism=mechanism(v.get("mechanism")),
         )
         for v in values
         if isinstance(v, dict)
@@ -146,5 +171,6 @@ def to_event(
         request=_dict(payload.get("request")),
         contexts=_dict(payload.get("contexts")) or {},
         sdk=_dict(payload.get("sdk")),
+        extra=_dict(payload.get("extra")) or {},
         scrubbed=read_remarks(payload),
     )

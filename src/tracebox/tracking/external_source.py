@@ -113,6 +113,7 @@ class ExternalSource(ExternalWorkflow):
             tags=[],
             daily=[],
             latest_event=self._latest_or_none(error_id),
+            user_report_count=mapping.count(issue.get("userReportCount")),
         )
 
     def _latest_or_none(self, error_id: int) -> Event | None:

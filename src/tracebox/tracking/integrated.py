@@ -13,7 +13,7 @@ from sqlalchemy import Connection
 from tracebox.errors import NotFound
 from tracebox.models import ErrorStatus
 from tracebox.search import Filter, SearchQuery
-from tracebox.store import Database, activity, errors_read, errors_search, releases
+from tracebox.store import Database, activity, errors_read, errors_search, feedback, releases
 from tracebox.store import merge as store_merge
 from tracebox.store import triage as store_triage
 from tracebox.store.errors_read import Edge, ErrorRow, EventRow
@@ -94,6 +94,7 @@ class IntegratedSource(IntegratedWorkflow):
             daily = self._daily(conn, error_id)
             recent = errors_read.list_events(conn, error_id, after=None, before=None, limit=1)
             tags = errors_read.top_tags(conn, error_id, keys=TOP_TAG_KEYS, values=TOP_TAG_VALUES)
+            reports = feedback.count_for_error(conn, self._project_id, error_id)
             environments = errors_read.environment_counts(conn, error_id)
             hashes = store_merge.hashes_of(conn, error_id)
         latest = self._event(row, recent[0]) if recent else None
@@ -104,6 +105,7 @@ class IntegratedSource(IntegratedWorkflow):
             tags=[_tag_summary(t) for t in tags],
             daily=daily,
             latest_event=latest,
+            user_report_count=reports,
             environments=[TagValue(env, n) for env, n in environments],
             hashes=hashes,
             own_hash=row.grouping_hash,
@@ -237,13 +239,24 @@ class IntegratedSource(IntegratedWorkflow):
 
 
 def summaries(conn: Connection, rows: list[ErrorRow], now: float) -> list[ErrorSummary]:
-    """Rows plus their 24 hourly counts and assignees, one query each for a whole page."""
+    """Rows plus their 24 hourly counts, assignees and whether an event went unhandled,
+    one query each for a whole page."""
     last = int(now // 3600)
     first = last - HOURS_IN_TIMELINE + 1
-    counts = errors_read.hourly_counts(conn, [r.id for r in rows], first_hour=first, last_hour=last)
+    ids = [r.id for r in rows]
+    counts = errors_read.hourly_counts(conn, ids, first_hour=first, last_hour=last)
     people = store_triage.user_rows(conn, [r.assignee_id for r in rows if r.assignee_id])
+    unhandled = errors_read.unhandled_errors(conn, ids)
     return [
-        _summary(r, counts.get(r.id, {}), first, last, people.get(r.assignee_id or 0), now)
+        _summary(
+            r,
+            counts.get(r.id, {}),
+            first,
+            last,
+            people.get(r.assignee_id or 0),
+            now,
+            unhandled=r.id in unhandled,
+        )
         for r in rows
     ]
 
@@ -255,6 +268,8 @@ def _summary(
     last: int,
     assignee: UserRow | None,
     now: float,
+    *,
+    unhandled: bool,
 ) -> ErrorSummary:
     return ErrorSummary(
         id=row.id,
@@ -272,6 +287,7 @@ def _summary(
         level=row.level,
         frequency=[Bucket(float(h * 3600), hours.get(h, 0)) for h in range(first, last + 1)],
         regressed=bool(row.regressed),
+        unhandled=unhandled,
         external_issue_url=row.external_issue_url,
         assignee=triage.user_ref(assignee) if assignee else None,
         status_details=_status_details(row),

@@ -79,6 +79,7 @@ class ErrorSummary:
     level: str
     frequency: list[Bucket]  # 24 hourly counts, oldest first, ending with the current hour
     regressed: bool = False  # reopened by a new event after it was resolved
+    unhandled: bool = False  # an event's exception reached no handler in the application
     assignee: UserRef | None = None
     status_details: StatusDetails = field(default_factory=StatusDetails)
     in_review: bool = False  # new, regressed or unignored in the last 7 days, not reviewed
@@ -102,6 +103,27 @@ class Frame:
     mapping_detail: str | None = None  # the explanation shown to users
     source_map: str | None = None  # the uploaded map that mapped this frame
     mapped_with: str | None = None  # "debug_id" or "release": how the map was found
+    # Local variables as the SDK sent them (Python: reprs); untrusted, shown escaped.
+    vars: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Mechanism:
+    """How an exception was captured (Sentry's ``mechanism``): ``handled`` False means it
+    reached no handler in the application (what people triage by); ``exception_id`` and
+    ``parent_id`` place the exception in an exception group's tree."""
+
+    type: str
+    handled: bool | None = None
+    synthetic: bool = False
+    description: str | None = None
+    help_link: str | None = None
+    exception_id: int | None = None
+    parent_id: int | None = None
+    is_exception_group: bool = False
+    source: str | None = None  # e.g. "exceptions[0]", "__cause__"
+    data: dict[str, Any] | None = None
+    meta: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -111,6 +133,7 @@ class ExceptionInfo:
     module: str | None
     frames: list[Frame]  # oldest first, as the SDKs send them
     raw_frames: list[Frame] = field(default_factory=list)  # minified, when frames were mapped
+    mechanism: Mechanism | None = None
 
 
 @dataclass(frozen=True)
@@ -137,6 +160,23 @@ class Event:
     contexts: dict[str, Any] = field(default_factory=dict)
     sdk: dict[str, Any] | None = None
     scrubbed: ScrubRecord = field(default_factory=ScrubRecord)  # which rule filtered what
+    extra: dict[str, Any] = field(default_factory=dict)  # "Additional data"
+
+    @property
+    def handled(self) -> bool | None:
+        """False when an exception of the event was not handled by the application, True
+        when every exception says it was, None when the SDK did not say."""
+        flags = [x.mechanism.handled for x in self.exceptions if x.mechanism is not None]
+        if False in flags:
+            return False
+        return True if flags and all(flag is True for flag in flags) else None
+
+    @property
+    def trace_id(self) -> str | None:
+        """The trace the event belongs to (``contexts.trace.trace_id``): its logs share it."""
+        trace = self.contexts.get("trace")
+        value = trace.get("trace_id") if isinstance(trace, dict) else None
+        return value if isinstance(value, str) and value else None
 
 
 @dataclass(frozen=True)
@@ -160,6 +200,7 @@ class ErrorDetails:
     tags: list[TagSummary]  # over all of the error's events (error_tags)
     daily: list[Bucket]  # 30 daily counts, oldest first, ending today (UTC)
     latest_event: Event | None
+    user_report_count: int = 0  # user feedback about the error's events
     environments: list[TagValue] = field(default_factory=list)  # events per environment
     hashes: list[str] = field(default_factory=list)  # grouping hashes merged into this error
     own_hash: str = ""  # the error's own grouping hash (the others can be unmerged)

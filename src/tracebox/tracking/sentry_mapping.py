@@ -12,6 +12,7 @@ from typing import Any
 
 from tracebox.models import ErrorStatus
 from tracebox.sentry_client import SentryError
+from tracebox.tracking.events import mechanism
 from tracebox.tracking.models import (
     Bucket,
     ErrorSummary,
@@ -53,6 +54,11 @@ def _int(value: Any) -> int:
         return 0
 
 
+def count(value: Any) -> int:
+    """A count Sentry sends as a number or a numeric string; 0 for anything else."""
+    return max(0, _int(value))
+
+
 def _dict(value: Any) -> Json | None:
     return value if isinstance(value, dict) else None
 
@@ -91,6 +97,7 @@ def summary(issue: Any, project_id: int) -> ErrorSummary:
         platform=str(issue.get("platform") or ""),
         level=str(issue.get("level") or "error"),
         frequency=_buckets(issue.get("stats")),
+        unhandled=issue.get("isUnhandled") is True,
         assignee=_assignee(issue.get("assignedTo")),
         status_details=_status_details(issue.get("status"), issue.get("statusDetails")),
         external_issue_url=_gitlab_issue(issue.get("pluginIssues")),
@@ -153,6 +160,7 @@ def _frame(f: Any) -> Frame:
         colno=f.get("colNo") if isinstance(f.get("colNo"), int) else None,
         in_app=f.get("inApp") if isinstance(f.get("inApp"), bool) else None,
         context=context,
+        vars=_dict(f.get("vars")),
     )
 
 
@@ -170,6 +178,7 @@ def _exceptions(entries: list[Any]) -> list[ExceptionInfo]:
                     value=v.get("value"),
                     module=v.get("module"),
                     frames=[_frame(f) for f in frames or []],
+                    mechanism=mechanism(v.get("mechanism")),
                 )
             )
     return found
@@ -216,4 +225,5 @@ def event(body: Any, error_id: int, project_id: int) -> Event:
         stack_trace=main.frames if main else [],
         contexts=_dict(body.get("contexts")) or {},
         sdk=_dict(body.get("sdk")),
+        extra=_dict(body.get("context")) or {},  # Sentry's event API calls `extra` "context"
     )

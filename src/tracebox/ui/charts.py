@@ -31,7 +31,13 @@ class Chart:
 
 
 def bar_chart(
-    buckets: Sequence[Bucket], *, width: int, height: int, daily: bool = False, gap: float = 1.0
+    buckets: Sequence[Bucket],
+    *,
+    width: int,
+    height: int,
+    daily: bool = False,
+    gap: float = 1.0,
+    noun: str = "event",
 ) -> Chart:
     """Bars scaled to the busiest bucket; an empty bucket keeps a 1-unit stub, so the
     time axis stays readable."""
@@ -47,17 +53,19 @@ def bar_chart(
                 width=round(max(slot - gap, 1.0), 2),
                 height=round(h, 2),
                 count=bucket.count,
-                label=_label(bucket, daily),
+                label=_label(bucket, daily, noun),
             )
         )
     total = sum(b.count for b in buckets)
     span = f"{len(buckets)} {'days' if daily else 'hours'}"
-    noun = "event" if total == 1 else "events"
-    summary = f"{total:,} {noun} in the last {span}; busiest {'day' if daily else 'hour'}: {peak:,}"
+    nouns = noun if total == 1 else f"{noun}s"
+    summary = (
+        f"{total:,} {nouns} in the last {span}; busiest {'day' if daily else 'hour'}: {peak:,}"
+    )
     return Chart(width, height, bars, total, peak, summary)
 
 
-def _label(bucket: Bucket, daily: bool) -> str:
+def _label(bucket: Bucket, daily: bool, noun: str) -> str:
     when = dt.datetime.fromtimestamp(bucket.time, dt.UTC)
     stamp = when.strftime("%Y-%m-%d") if daily else when.strftime("%Y-%m-%d %H:00 UTC")
-    return f"{stamp}: {bucket.count:,} event{'' if bucket.count == 1 else 's'}"
+    return f"{stamp}: {bucket.count:,} {noun}{'' if bucket.count == 1 else 's'}"

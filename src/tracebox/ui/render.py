@@ -94,7 +94,12 @@ def render(
 
 
 def secure(response: Response) -> Response:
+    """The UI's security headers; a response's own (stricter) Content-Security-Policy,
+    such as an attachment download's ``sandbox``, is kept."""
+    own_policy = response.headers.get("content-security-policy")
     response.headers.update(SECURITY_HEADERS)
+    if own_policy:
+        response.headers["Content-Security-Policy"] = own_policy
     response.headers.setdefault("Cache-Control", "no-store")
     return response
 

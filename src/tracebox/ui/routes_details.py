@@ -20,7 +20,7 @@ from tracebox.tracking import IntegratedSource
 from tracebox.tracking.cursor import MAX_CURSOR_LENGTH
 from tracebox.tracking.issue_links import new_issue_url
 from tracebox.tracking.models import Activity, ActivityKind, ErrorDetails
-from tracebox.ui import charts, markdown, presenters
+from tracebox.ui import charts, markdown, presenters, sdk_sections
 from tracebox.ui.links import error_url
 from tracebox.ui.privacy_marks import ScrubMarks
 from tracebox.ui.routes_errors import assignable_members, environment_choice, tracking_source
@@ -43,6 +43,15 @@ def error_details(r: Req, project: str, error_id: int) -> Response:
     # One event per page: its cursors step to the next older and newer events.
     step = source.events(error_id, cursor=cursor, per_page=1, environment=environment)
     event = step.items[0] if step.items else (None if environment else details.latest_event)
+    extras = sdk_sections.EventExtras()
+    if isinstance(source, IntegratedSource):  # a linked Sentry keeps its own
+        extras = sdk_sections.load(
+            r.db,
+            access.project.id,
+            error_id,
+            event,
+            max_project_bytes=r.ctx.settings.attachments_max_project_bytes,
+        )
     return r.render(
         "errors/details.html",
         access=access,
@@ -67,10 +76,12 @@ def error_details(r: Req, project: str, error_id: int) -> Response:
         user_rows=presenters.rows(event.user) if event else [],
         contexts=presenters.context_sections(event.contexts) if event else [],
         sdk_rows=presenters.rows(event.sdk) if event else [],
+        extra_rows=presenters.value_rows(event.extra) if event else [],
         scrub=ScrubMarks(event.scrubbed) if event else None,
         hourly=charts.bar_chart(details.error.frequency, width=480, height=96, gap=2),
         daily=charts.bar_chart(details.daily, width=480, height=96, gap=2, daily=True),
         statuses=ErrorStatus,
+        extras=extras,
         create_issue_url=_create_issue_url(r, access, details),
     )
 

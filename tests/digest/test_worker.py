@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from tracebox.config import Settings
 from tracebox.digest.worker import DigestWorker
 from tracebox.spool import RecordKind, SpoolReader, SpoolRecord, SpoolWriter
-from tracebox.store import Database, projects
+from tracebox.store import Database, cursors, projects
 from tracebox.store.tables import dropped_items, events
 from tracebox.store.tables import projects as projects_table
 
@@ -161,3 +161,21 @@ def test_a_configuration_change_is_seen_by_the_next_batch(settings: Settings, db
         conn.execute(sa.delete(projects_table))
     with db.read() as conn:
         assert worker.configs.load(conn, [project.id]) == {}
+
+
+def test_cursor_rows_of_deleted_segments_are_removed(settings: Settings, db: Database) -> None:
+    """A finished segment, once digested, is deleted with its cursor row; rows left by a
+    digest that died between the two are removed at the next start; other nodes' rows stay."""
+    with db.write() as conn:
+        project = projects.create(conn, "acme/web", "web")
+        cursors.advance(conn, "me", {"00000000000000000001-gone.seg": 99})
+        cursors.advance(conn, "other", {"00000000000000000002-theirs.seg": 77})
+    for batch in range(3):  # three writers, three finished segments
+        spool(settings, [event_record(project.id, batch * 10 + n) for n in range(5)])
+    assert len(list(settings.spool_dir.glob("*.seg"))) == 3
+    worker = DigestWorker(db, SpoolReader(settings.spool_dir), batch_size=4, node="me")
+    assert worker.drain() == 15
+    assert list(settings.spool_dir.glob("*.seg")) == []
+    with db.read() as conn:
+        assert cursors.load(conn, "me") == {}
+        assert cursors.load(conn, "other") == {"00000000000000000002-theirs.seg": 77}

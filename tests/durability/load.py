@@ -67,6 +67,7 @@ class Answer:
     event_id: str
     detail: str = ""  # the body of a refusal
     retry_after: str | None = None
+    sent: float = 0.0  # monotonic time the request was sent
 
 
 @dataclass
@@ -131,14 +132,15 @@ class Load:
                 started = time.monotonic()
                 event_id = uuid.uuid4().hex
                 body = envelope(event_id, sender * 1_000_000 + n, self.padding)
+                sent = time.monotonic()
                 try:
                     r = client.post(self.url, content=body, headers=headers)
-                    answer = Answer(time.monotonic(), r.status_code, event_id)
+                    answer = Answer(time.monotonic(), r.status_code, event_id, sent=sent)
                     if r.status_code != 200:
                         answer.detail = r.text[:300]
                         answer.retry_after = r.headers.get("retry-after")
                 except httpx.TransportError:
-                    answer = Answer(time.monotonic(), 0, event_id)
+                    answer = Answer(time.monotonic(), 0, event_id, sent=sent)
                 with self._lock:
                     self.answers.append(answer)
                 n += 1

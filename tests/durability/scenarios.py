@@ -16,7 +16,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,13 @@ from tests.durability.pgcluster import PgCluster
 from tests.helpers import LiveServer, free_port, start_server, tracebox_env, wait_for
 from tracebox.config import Settings
 from tracebox.store import Database
-from tracebox.store.tables import dropped_items, errors, events, session_aggregates
+from tracebox.store.tables import (
+    dropped_items,
+    errors,
+    events,
+    session_aggregates,
+    spool_cursors,
+)
 
 OUTAGE_SECONDS = 20.0
 SHUTDOWN_BOUND_S = 10.0  # TRACEBOX_SHUTDOWN_TIMEOUT_SECONDS's default, in docs/deployment.md
@@ -245,7 +251,10 @@ def two_nodes(work: Path) -> FaultResult:
 
 def small_spool_cap(work: Path, seconds: float = 60.0) -> FaultResult:
     """A 1 MiB spool cap under load for a minute, with 16 MiB segments: the cap counts
-    undigested bytes only, so ingestion never wedges, and finished segments are deleted."""
+    undigested bytes only, so ingestion never wedges, and finished segments are deleted,
+    their cursor rows with them. Then the digest is paused (SIGSTOP) until the backlog
+    reaches the cap: ingestion answers 503 with Retry-After, the episode is logged once
+    when it starts and once when it ends, and ingestion recovers by itself (SIGCONT)."""
     result = FaultResult(f"spool cap 1 MiB, {seconds:.0f} s", recovery="load stopped -> all stored")
     settings = server_settings(work, "")
     env = {
@@ -260,22 +269,80 @@ def small_spool_cap(work: Path, seconds: float = 60.0) -> FaultResult:
             with load:
                 started = time.monotonic()
                 time.sleep(seconds)  # the length of the load is the scenario
+                steady_until = time.monotonic()
+                paused = _pause_digest_until_spool_full(server, load)
+                load.wait_acks(50)  # recovered by itself
             stopped = time.monotonic()
             windows = [
-                load.statuses(t, t + 5)[200] for t in range(int(started), int(stopped) - 5, 5)
+                load.statuses(t, t + 5)[200] for t in range(int(started), int(steady_until) - 5, 5)
             ]
             result.expect(min(windows) > 0, f"a 5 s window without acknowledgements: {windows}")
-            answers = load.statuses()
+            answers = load.statuses(started, steady_until)
             result.expect(answers[200] >= 0.99 * sum(answers.values()), f"answers: {dict(answers)}")
             written = answers[200] * 4096  # at least: the padding alone
+            refusals = load.refusals()
+            full = [a for a in refusals if a.status == 503 and "spool is full" in a.detail]
+            result.expect(
+                len(full) == len(refusals) and all(a.retry_after for a in full),
+                f"refusals other than 503 spool full with Retry-After: {refusals[:3]}",
+            )
+            result.expect(
+                len(load.refusals(paused)) >= 20, "the paused digest did not fill the spool"
+            )
             settle(result, db, project["id"], load.acked)
             result.recovery_seconds = time.monotonic() - stopped
+            one_more = Load(envelope_url(server, project["id"]), key["public_key"], senders=1)
+            with one_more:  # admitted now the backlog is digested: ends an episode still open
+                one_more.wait_acks(1)
+            log = server.log()
+            starts = log.count("spool full, answering 503: spool is full (")
+            ends = log.count("spool full, answering 503: over after")
+            result.expect(
+                1 <= starts == ends <= len(full),
+                f"{len(full)} spool-full 503s logged as {starts} starts and {ends} ends "
+                "(want each episode's start and end, not a line per refusal)",
+            )
             on_disk = sum(p.stat().st_size for p in settings.spool_dir.glob("*.seg"))
             result.expect(
                 written > 16 * 1024 * 1024 and on_disk < 16 * 1024 * 1024,
                 f"{on_disk} bytes left on disk after {written} bytes of events",
             )
+            stale = _wait_for_no_stale_cursors(db, settings.spool_dir)
+            result.expect(
+                not stale,
+                f"cursor rows of deleted segments were kept: {sorted(stale)[:3]} "
+                f"({len(stale)} rows)",
+            )
     return result
+
+
+def _pause_digest_until_spool_full(server: LiveServer, load: Load) -> float:
+    """Stop the background process (SIGSTOP) until 20 requests were refused, then let it
+    go on (SIGCONT); return when the pause started."""
+    _, report = health(server)
+    pid = report["units"]["digest"]["pid"]
+    os.kill(pid, signal.SIGSTOP)
+    paused = time.monotonic()
+    try:
+        wait_for(lambda: len(load.refusals(paused)) >= 20, timeout=60)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    return paused
+
+
+def _wait_for_no_stale_cursors(db: Database, spool_dir: Path, timeout: float = 30) -> set[str]:
+    """Cursor rows naming a segment file no longer on disk, once the digest had ``timeout``
+    to forget them (it deletes a finished segment's file first, then its row): empty when
+    the digest prunes the rows of the segments it deleted."""
+
+    def stale() -> set[str]:
+        with db.read() as conn:
+            rows = {row[0] for row in conn.execute(sa.select(spool_cursors.c.segment))}
+        return rows - {p.name for p in spool_dir.glob("*.seg")}
+
+    with suppress(AssertionError):  # reported by the caller, with the rows left
+        wait_for(lambda: not stale(), timeout=timeout, interval=0.2)
+    return stale()
 
 
 class SmallDiskUnavailable(Exception):
@@ -287,7 +354,10 @@ def small_disk(path: Path, size_mib: int) -> Iterator[None]:
     """A real ``size_mib`` MiB filesystem (tmpfs) at ``path``, unmounted afterwards."""
     path.mkdir(parents=True, exist_ok=True)
     mount = ["mount", "-t", "tmpfs", "-o", f"size={size_mib}m", "tmpfs", str(path)]
-    done = subprocess.run(mount, capture_output=True, text=True, check=False)
+    try:
+        done = subprocess.run(mount, capture_output=True, text=True, check=False)
+    except FileNotFoundError as e:  # no mount(8) at all
+        raise SmallDiskUnavailable(str(e)) from e
     if done.returncode != 0:
         raise SmallDiskUnavailable(done.stderr.strip() or "mount failed")
     try:
@@ -415,8 +485,9 @@ def group_members(pgid: int) -> list[str]:
 
 def graceful_stop(work: Path, *, whole_group: bool) -> FaultResult:
     """SIGTERM under load (to serve alone, as docker stop does, or to its whole process
-    group, as systemd does): serve exits 0 within the bound, no process is left, and
-    after a restart every acknowledged envelope is stored once."""
+    group, as systemd does): every request sent before the signal gets its answer (none
+    is cut), serve exits 0 within the bound, no process is left, and after a restart
+    every acknowledged envelope is stored once."""
     who = "process group" if whole_group else "main process"
     result = FaultResult(f"SIGTERM to the {who}", recovery="SIGTERM -> serve exited")
     settings = server_settings(work, "")
@@ -442,6 +513,14 @@ def graceful_stop(work: Path, *, whole_group: bool) -> FaultResult:
             result.notes.append(f"processes left behind: {group_members(pid)}")
         refused = {a.status for a in load.answers if a.status not in (0, 200)}
         result.expect(not refused, f"requests answered {refused} while stopping")
+        # In-flight requests finish: only a request sent after the signal may find the
+        # listener closed (status 0); one sent before it gets its answer.
+        cut = [a for a in load.answers if a.status == 0 and a.sent < sent_at]
+        result.expect(
+            not cut,
+            f"{len(cut)} requests sent before SIGTERM got no answer "
+            f"(sent {[round(a.sent - sent_at, 3) for a in cut[:5]]} s before it)",
+        )
         log = server.log()
         result.expect(
             "background process stopped (exited with code 0)" in log,

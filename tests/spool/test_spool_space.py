@@ -4,6 +4,7 @@ full disk is refused before writing; all recover by themselves (issue 9, defect 
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -55,6 +56,33 @@ def test_a_cap_smaller_than_a_segment_keeps_admitting_once_digested(
     assert accepted >= 10 * (cap // 1008 - 1)
     [live] = list(spool_dir.glob("*.seg"))
     assert live.stat().st_size > 5 * cap  # still one live segment, mostly digested
+
+
+def test_a_spool_full_episode_is_logged_once_when_it_starts_and_once_when_it_ends(
+    make_writer: MakeWriter, spool_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    writer = make_writer(max_undigested_bytes=4 * 1024)
+    writer.start_sync()
+    caplog.set_level(logging.WARNING, "tracebox.spool")
+    accepted = 0
+    with pytest.raises(SpoolFull):
+        while True:
+            writer.append_sync([rec(accepted)])
+            accepted += 1
+    for i in range(49):  # fifty refusals in all
+        with pytest.raises(SpoolFull):
+            writer.append_sync([rec(1000 + i)])
+    [start] = [r.getMessage() for r in caplog.records]  # one line for fifty refusals
+    assert start.startswith("spool full, answering 503: spool is full (")
+    assert "undigested bytes; the cap is 4096)" in start
+
+    digest_all(spool_dir, {})  # the digest caught up: the next write is admitted
+    writer.append_sync([rec(99)])
+    messages = [r.getMessage() for r in caplog.records]
+    assert len(messages) == 2
+    assert re.fullmatch(r"spool full, answering 503: over after \d+ s \(50 times\)", messages[1])
+    writer.append_sync([rec(100)])  # admitted again: nothing more is logged
+    assert len(caplog.records) == 2
 
 
 def test_an_event_bigger_than_the_cap_goes_through_when_nothing_is_pending(

@@ -42,6 +42,12 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--events", type=int, default=30_000, help="events in all spools")
     p.add_argument("--batch-size", type=int, default=500, help="TRACEBOX_DIGEST_BATCH_SIZE")
     p.add_argument("--seed", type=int, default=7)
+    p.add_argument(
+        "--train",
+        type=int,
+        default=0,
+        help="first digest this many other events and train the project's zstd dictionary",
+    )
     p.add_argument("--wait-idle", type=float, default=0, metavar="SECONDS")
     p.add_argument("--json", type=Path, help="also write the figures here")
     return p.parse_args()
@@ -122,6 +128,10 @@ def run(args: argparse.Namespace, work: Path) -> int:
         project = projects.create(conn, f"bench/digest-{time.time_ns()}", "digest bench")
         projects.put_settings(conn, project.id, active=True, integrated=True)
         key = client_keys.create(conn, project.id)
+    if args.train:
+        train_dictionary(
+            db, work / "train", spool_records(args.train, args.seed + 1, project.id, key.id)
+        )
     db.dispose()
     records = spool_records(args.events, args.seed, project.id, key.id)
     spools = [work / f"node-{n}" for n in range(args.nodes)]
@@ -152,12 +162,26 @@ def run(args: argparse.Namespace, work: Path) -> int:
     end.set()
     for node in nodes:
         node.join()
-    stored, counted = count(url, project.id)
+    stored, counted = (n - args.train for n in count(url, project.id))  # the measured ones
     report = figures(args, done, seconds, pg, busy, idle, stored, counted, "sqlite" in url)
     print(render(report))
     if args.json:
         args.json.write_text(orjson.dumps(report, option=orjson.OPT_INDENT_2).decode())
     return 0 if stored == counted == args.events else 1
+
+
+def train_dictionary(db: Database, spool: Path, records: list[bytes]) -> None:
+    """Digest ``records``, then train the project's dictionary from them, as the cleanup
+    loop does once a project has enough events (lifecycle.compression)."""
+    from tracebox.digest.worker import DigestWorker
+    from tracebox.lifecycle import compression
+    from tracebox.spool import SpoolReader
+
+    fill_spool(spool, records)
+    DigestWorker(db, SpoolReader(spool), batch_size=500).drain()
+    project_id = SpoolRecord.decode(records[0]).project_id
+    trained = compression.train(db, project_id, Settings().dictionary_bytes).dictionary
+    assert trained is not None and trained.used, "the dictionary did not help"
 
 
 def count(url: str, project_id: int) -> tuple[int, int]:

@@ -19,8 +19,9 @@ from tracebox.api import mounts as api_mounts
 from tracebox.asgi import OneReadPerRequest, Surface
 from tracebox.config import Settings
 from tracebox.health import health_routes
+from tracebox.ingest.counters import SharedCounters
 from tracebox.ingest.keys import KeyCache
-from tracebox.ingest.ratelimit import RateLimiter
+from tracebox.ingest.ratelimit import Limiter, LimiterSettings
 from tracebox.ingest.routes import IngestContext, ingest_routes
 from tracebox.ingest.routes import exception_handlers as ingest_exception_handlers
 from tracebox.metrics import Metrics
@@ -57,7 +58,9 @@ def create_app(settings: Settings | None = None) -> Starlette:
             retry_after=settings.retry_after_seconds,
             reminder_seconds=settings.log_reminder_seconds,
         ),
-        limiter=RateLimiter(settings.rate_limit_events_per_minute),
+        limiter=Limiter.for_database(
+            db, SharedCounters.in_data_dir(settings.data_dir), limiter_settings(settings)
+        ),
         spool=spool,
         metrics=metrics,
     )
@@ -74,6 +77,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
             yield
         finally:
             await spool.close()
+            ingest.limiter.counters.close()
             db.dispose()
 
     # The API and the UI forget a deleted key in this node's ingest cache at once
@@ -103,6 +107,16 @@ def create_app(settings: Settings | None = None) -> Starlette:
     app.state.db = db
     app.state.metrics = metrics
     return app
+
+
+def limiter_settings(settings: Settings) -> LimiterSettings:
+    return LimiterSettings(
+        key_events_per_minute=settings.rate_limit_events_per_minute,
+        nodes=settings.quota_nodes,
+        spike_min_per_minute=settings.spike_protection_min_per_minute,
+        spike_seconds=settings.spike_protection_seconds,
+        cache_seconds=settings.key_cache_seconds,
+    )
 
 
 def create_app_from_env() -> Starlette:

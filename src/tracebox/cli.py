@@ -90,8 +90,16 @@ def _parser() -> argparse.ArgumentParser:
     test.add_argument("dsn")
     test.set_defaults(command=_send_test_event)
 
-    stats = sub.add_parser("stats", help="print stored counts as JSON")
+    stats = sub.add_parser("stats", help="print stored counts, usage and the disk budget as JSON")
     stats.set_defaults(command=_stats)
+
+    cleanup = sub.add_parser(
+        "cleanup", help="apply retention and the disk budget once (serve does it periodically)"
+    )
+    cleanup.add_argument(
+        "--dry-run", action="store_true", default=False, help="only show what would be removed"
+    )
+    cleanup.set_defaults(command=_cleanup)
     return p
 
 
@@ -276,10 +284,27 @@ def _send_test_event(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _stats(args: argparse.Namespace, settings: Settings) -> int:
+    from tracebox.lifecycle import report
     from tracebox.store import stats
 
-    with _db(settings).read() as conn:
-        _print(stats.counts(conn))
+    db = _db(settings)
+    with db.read() as conn:
+        counts = stats.counts(conn)
+    _print(counts | {"storage": report.instance_json(report.instance(db, settings))})
+    return 0
+
+
+def _cleanup(args: argparse.Namespace, settings: Settings) -> int:
+    import dataclasses
+
+    from tracebox.lifecycle.cleanup import CleanupLoop
+    from tracebox.lifecycle.plan import plan
+
+    db = _db(settings)
+    if args.dry_run:
+        _print(dataclasses.asdict(plan(db, settings)))
+        return 0
+    _print(dataclasses.asdict(CleanupLoop(db, settings).run_once()))
     return 0
 
 

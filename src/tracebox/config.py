@@ -93,6 +93,33 @@ class Settings(BaseSettings):
     digest_poll_interval_ms: float = 20.0  # digest sleeps this long when the spool is empty
     retry_after_seconds: int = 30  # Retry-After sent with 503 (spool full, database down)
 
+    # --- storage: retention, disk budget, cleanup (docs/storage.md) -----------------------
+    # Instance defaults; each project may set its own (Settings > Storage).
+    retention_days: int = Field(
+        default=90, ge=1, description="events older than this are removed (as Sentry's 90 days)"
+    )
+    retention_events_per_error: int = Field(
+        default=1000, ge=1, description="an error keeps its first event and its latest N events"
+    )
+    # Instance-wide disk budget: above it the oldest events go first, across projects.
+    # 0: no budget. SQLite counts the database's used pages; PostgreSQL the stored bytes.
+    max_data_bytes: int = Field(default=0, ge=0)
+    cleanup_interval_seconds: float = 300.0  # pause between cleanup passes when idle
+    # Longest a cleanup write transaction should hold the (SQLite) write lock; the batch
+    # size adapts to it. Issue 13: "no write transaction holds the lock more than ~50 ms".
+    cleanup_lock_target_ms: float = 25.0
+    usage_retention_days: int = 90  # hourly usage counters kept this long (the view shows 30)
+    # zstd dictionaries per project (Sentry Relay has none; zstd's own default size)
+    dictionary_bytes: int = 110 * KIB  # as zstd's --maxdict default (112,640 bytes)
+    dictionary_min_events: int = 1000  # a project is trained once it stores this many events
+
+    # --- quotas and spike protection (set per project; these are the instance's bounds) --
+    # Quotas are counted per node (shared by its web workers); with several nodes behind
+    # one load balancer, each enforces 1/N of every limit.
+    quota_nodes: int = Field(default=1, ge=1, description="nodes sharing the ingest load")
+    spike_protection_min_per_minute: int = 120  # never limits a project below this rate
+    spike_protection_seconds: int = 3600  # a detected spike's limit holds this long
+
     # --- web UI ------------------------------------------------------------------------
     # Signs session cookies and CSRF tokens. Empty: a random key is created once in
     # <data_dir>/secret_key (mode 0600). Several nodes on one PostgreSQL must share it.

@@ -102,6 +102,31 @@ class Metrics:
             multiprocess_mode="mostrecent",
             registry=r,
         )
+        # --- lifecycle: retention, disk budget, deletions (tracebox.lifecycle) ----------
+        self.cleanup_removed = Counter(
+            "tracebox_cleanup_removed",
+            "Items removed by retention, the disk budget and deletion requests",
+            ["kind", "reason"],
+            registry=r,
+        )
+        self.cleanup_lock_seconds = Histogram(
+            "tracebox_cleanup_lock_seconds",
+            "How long each cleanup write transaction held the database's write lock",
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.data_bytes = Gauge(
+            "tracebox_data_bytes",
+            "Bytes the data uses (SQLite: database pages in use; PostgreSQL: stored bytes)",
+            multiprocess_mode="livemax",
+            registry=r,
+        )
+        self.data_budget_bytes = Gauge(
+            "tracebox_data_budget_bytes",
+            "The instance's disk budget (TRACEBOX_MAX_DATA_BYTES; 0: none)",
+            multiprocess_mode="livemax",
+            registry=r,
+        )
 
     # --- ingest --------------------------------------------------------------------------
     def accepted(self, endpoint: str, events: int, dropped: Mapping[str, int]) -> None:

@@ -16,12 +16,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 from sqlalchemy import select
 
 from tests.inprocess import Api, exception_event
 from tracebox.accounts import personal_tokens
 from tracebox.models import AccessLevel
-from tracebox.store import activity, artifacts, attachments, client_keys, members
+from tracebox.store import (
+    activity,
+    artifacts,
+    attachments,
+    client_keys,
+    deletion,
+    members,
+    projects,
+)
 from tracebox.store.artifacts import NewFile
 from tracebox.store.attachments import NewAttachment
 from tracebox.store.tables import errors
@@ -66,6 +75,22 @@ class World:
     def fresh_key(self) -> int:
         with self.api.db.write() as conn:
             return client_keys.create(conn, self.project_id).id
+
+    def fresh_error(self) -> int:
+        """An error of its own, for a row that deletes one."""
+        n = next(self.counter)
+        with self.api.db.read() as conn:
+            project = projects.get(conn, self.project_id)
+        assert project is not None
+        self.api.events(project, exception_event(f"Fresh{n}Error", event_id=f"{n:032x}"))
+        with self.api.db.read() as conn:
+            return int(conn.execute(select(sa.func.max(errors.c.id))).scalar_one())
+
+    def deletion_job(self) -> int:
+        with self.api.db.write() as conn:
+            job = deletion.create(conn, self.project_id, deletion.JobKind.ERROR, "0", None)
+            deletion.finish(conn, job.id, target="0")
+        return job.id
 
     def fresh_comment(self) -> int:
         """A comment by the project's owner on the world's error."""
@@ -203,6 +228,9 @@ REPORTER = _body({"access_level": 20})
 ACTIVE = _body({"active": True})
 ACTIVE_INTEGRATED = _body({"active": True, "integrated": True})
 UNRESOLVED = _body({"status": "unresolved"})
+RETENTION = _body({"max_age_days": 30})
+USER_DELETION = _body({"email": "nobody@example.com"})
+QUOTAS = _body({"quotas": [{"window": "day", "max_count": 1000000}]})
 PRIVACY = _body({"safe_fields": ["trace_id"], "ip_mode": "anonymize"})
 LINK = _body({"issue_id": 3})
 NEW_RULE = _body({"name": "x", "trigger": "new_error", "actions": [{"channel": "email"}]})
@@ -306,6 +334,18 @@ MATRIX: list[tuple[str, str, Any, str]] = [
     ("GET",    "/api/0/issues/{e}/", None,                    "401 404 403 200 200 200 200 200 200 401 401"),
     ("GET",    "/api/0/issues/{e}/events/latest/", None,      "401 404 403 200 200 200 200 200 200 401 401"),
     ("PUT",    "/api/0/issues/{e}/", UNRESOLVED,              "401 404 403 403 200 200 200 200 403 401 401"),
+    ("GET",    P + "/usage", None,                            "401 404 403 200 200 200 200 200 200 401 401"),
+    ("GET",    P + "/retention", None,                        "401 404 403 200 200 200 200 200 200 401 401"),
+    ("PUT",    P + "/retention", RETENTION,                   "401 404 403 403 403 200 200 200 403 401 401"),
+    ("GET",    P + "/quotas", None,                           "401 404 403 403 403 200 200 200 200 401 401"),
+    ("PUT",    P + "/quotas", QUOTAS,                         "401 404 403 403 403 200 200 200 403 401 401"),
+    ("GET",    P + "/audit_events", None,                     "401 404 403 403 403 200 200 200 200 401 401"),
+    ("GET",    "/api/v4/audit_events", None,                  "401 403 403 403 403 403 403 200 403 401 401"),
+    ("GET",    "/api/v4/application/storage", None,           "401 403 403 403 403 403 403 200 403 401 401"),
+    ("DELETE", ET + "/errors/{fresh_error}", None,            "401 404 403 403 403 202 202 202 403 401 401"),
+    ("POST",   ET + "/user_deletions", USER_DELETION,         "401 404 403 403 403 202 202 202 403 401 401"),
+    ("GET",    ET + "/deletions", None,                       "401 404 403 403 403 200 200 200 200 401 401"),
+    ("GET",    ET + "/deletions/{job}", None,                 "401 404 403 403 403 200 200 200 200 401 401"),
     ("PUT",    "/api/0/projects/acme/web/issues/?id={e}", UNRESOLVED,
                                                               "401 404 403 403 200 200 200 200 403 401 401"),
     ("GET",    "/api/0/organizations/acme/repos/", None,      "401 404 200 200 200 200 200 200 200 401 401"),
@@ -317,6 +357,8 @@ MATRIX: list[tuple[str, str, Any, str]] = [
     ("POST",   "/api/0/organizations/acme/releases/", NEW_RELEASE, "401 404 403 403 201 201 201 201 403 401 401"),
     ("GET",    "/api/0/organizations/acme/releases/web@1/", None, "401 404 404 200 200 200 200 200 200 401 401"),
     ("POST",   "/api/0/organizations/acme/artifactbundle/assemble/", ASSEMBLE, "401 404 403 403 200 200 200 200 403 401 401"),
+    # last: it erases the project's errors and artifacts, which the rows above read
+    ("DELETE", ET + "/data", None,                            "401 404 403 403 403 202 202 202 403 401 401"),
 ]
 # fmt: on
 
@@ -335,6 +377,10 @@ def _path(template: str, w: World) -> str:
         values["fresh_artifact"] = w.fresh_artifact()
     if "{owner_token}" in template:
         values["owner_token"] = w.fresh_owner_token()
+    if "{fresh_error}" in template:
+        values["fresh_error"] = w.fresh_error()
+    if "{job}" in template:
+        values["job"] = w.deletion_job()
     values.update(w.alert_ids)
     if "{fresh_rule}" in template or "{fresh_action}" in template:
         fresh = alert_world(w.api, w.project_id)

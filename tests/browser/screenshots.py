@@ -1,7 +1,8 @@
 """``make screenshots``: PNGs of the error list, details, settings, releases, source-mapped
-stack traces and release artifacts pages, and what a real sentry-python sends besides
-the error (local variables, an attachment, user feedback, logs), in docs/screenshots/,
-from a live ``tracebox serve`` with demo data, in headless Chromium.
+stack traces, release artifacts, usage, storage settings and admin storage pages, and
+what a real sentry-python sends besides the error (local variables, an attachment, user
+feedback, logs), in docs/screenshots/, from a live ``tracebox serve`` with demo data, in
+headless Chromium.
 
 Run: ``.venv/bin/python -m tests.browser.screenshots [--out docs/screenshots]``
 """
@@ -28,6 +29,7 @@ from tests.browser.demo_data import checkout_event, populate
 from tests.browser.harness import launch_browser, reload_until, sign_in
 from tests.e2e import sdk_programs
 from tests.helpers import free_port, start_server, wait_for
+from tests.lifecycle import demo as storage_demo
 from tests.privacy import secrets
 from tests.sourcemaps import demo as sourcemap_demo
 from tracebox.accounts import users
@@ -81,6 +83,7 @@ def _data(settings: Settings) -> str:
         _triage(db, project.id)
         populate_alerts(db, settings, project.id, project.path)
         sourcemap_demo.add(db, project.id)
+        storage_demo.add(db, settings, project.id)
     finally:
         db.dispose()
     return project.path
@@ -249,6 +252,7 @@ def _shoot(base: str, path: str, out: Path) -> None:
         page.goto(f"{base}/{path}/-/alerts/deliveries")
         _save(page, out / "alert-deliveries.png")
         _source_maps(page, base, path, out)
+        _storage(page, base, path, out)
         page.set_viewport_size({"width": 390, "height": 844})
         page.goto(f"{base}/{path}/-/error_tracking")
         _save(page, out / "error-list-phone.png")
@@ -269,6 +273,16 @@ def _source_maps(page: Page, base: str, path: str, out: Path) -> None:
     _save(page, out / "sourcemap-unmapped.png", element=stack)
     page.goto(f"{base}/{path}/-/error_tracking/artifacts?release={sourcemap_demo.RELEASE}")
     _save(page, out / "artifacts.png")
+
+
+def _storage(page: Page, base: str, path: str, out: Path) -> None:
+    """The usage view, retention and quotas settings, and the admin's storage page."""
+    page.goto(f"{base}/{path}/-/usage")
+    _save(page, out / "usage.png", full_page=True)
+    page.goto(f"{base}/{path}/-/settings/storage")
+    _save(page, out / "storage-settings.png", full_page=True)
+    page.goto(f"{base}/admin/storage")
+    _save(page, out / "admin-storage.png", full_page=True)
 
 
 def _save(

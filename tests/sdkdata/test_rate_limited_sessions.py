@@ -44,11 +44,6 @@ def rust_first_envelope() -> bytes:
     return b"\n".join(lines) + b"\n"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="needs per-category rate limits (storage branch, issue 12 item 3): today a "
-    "rate-limited envelope is refused whole",
-)
 def test_an_envelope_limited_for_events_keeps_its_session(limited: Ingest) -> None:
     used = limited.client.post(
         limited.url("store"), content=orjson.dumps({"message": "first"}), headers=limited.auth()

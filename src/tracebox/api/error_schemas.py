@@ -295,6 +295,8 @@ class ErrorDetailsOut(ErrorOut):
     tags: list[TagSummaryOut]  # over all of the error's events
     frequency_30d: list[CountOut]  # 30 daily counts, oldest first, ending today (UTC)
     latest_event: EventOut | None
+    # Every event was removed by retention or a deletion; the counts above stay true.
+    events_expired: bool
     user_report_count: int = Field(0, description="User feedback about the error's events")
     environments: list[TagValueOut]  # events per environment
     grouping_hashes: list[str]  # the fingerprints grouped here (several after a merge)
@@ -309,6 +311,7 @@ class ErrorDetailsOut(ErrorOut):
             tags=[TagSummaryOut.of(t) for t in d.tags],
             frequency_30d=[CountOut.of(b) for b in d.daily],
             latest_event=latest,
+            events_expired=latest is None and d.error.events_count > 0,
             user_report_count=d.user_report_count,
             environments=[TagValueOut(value=v.value, count=v.count) for v in d.environments],
             grouping_hashes=d.hashes,

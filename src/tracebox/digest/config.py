@@ -18,14 +18,16 @@ from dataclasses import dataclass
 from sqlalchemy import Connection
 
 from tracebox.privacy import DEFAULT_SETTINGS, PrivacySettings
+from tracebox.store import dictionaries, projects
 from tracebox.store import privacy as privacy_store
-from tracebox.store import projects
+from tracebox.store.payloads import Dictionary
 
 
 @dataclass(frozen=True)
 class ProjectConfig:
     project_id: int
     version: int  # projects.config_version this was loaded at
+    dictionary: Dictionary | None = None  # the project's zstd dictionary (store.payloads)
     privacy: PrivacySettings = DEFAULT_SETTINGS  # what is scrubbed (issue 11)
 
 
@@ -52,8 +54,11 @@ class ConfigCache:
 
 def _load(conn: Connection, versions: dict[int, int]) -> dict[int, ProjectConfig]:
     """Build the configurations of these projects (at these versions)."""
+    trained = dictionaries.current(conn, versions)
     privacy = privacy_store.get_many(conn, versions)
     return {
-        pid: ProjectConfig(project_id=pid, version=v, privacy=privacy[pid])
+        pid: ProjectConfig(
+            project_id=pid, version=v, dictionary=trained.get(pid), privacy=privacy[pid]
+        )
         for pid, v in versions.items()
     }

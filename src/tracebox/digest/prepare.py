@@ -43,7 +43,7 @@ from tracebox.protocol.session import (
 from tracebox.protocol.tags import event_tags
 from tracebox.spool.record import RecordError, RecordKind, SpoolRecord
 from tracebox.store.digest import PreparedEvent
-from tracebox.store.payloads import PayloadEncoder
+from tracebox.store.payloads import Dictionary, PayloadEncoder
 from tracebox.symbolication import Symbolicator
 
 log = logging.getLogger("tracebox.digest")
@@ -125,7 +125,7 @@ class Preparer:
         kind, project_id = record.kind, record.project_id
         if kind is RecordKind.EVENT:
             event = self._normalized(record, config)
-            batch.events.append(self.prepare_event(project_id, event))
+            batch.events.append(self.prepare_event(project_id, event, config.dictionary))
         elif kind is RecordKind.SESSION:
             batch.sessions[project_id].append(_session(record))
         elif kind is RecordKind.SESSIONS:
@@ -182,9 +182,12 @@ class Preparer:
             event = stage(event, config)
         return event
 
-    def prepare_event(self, project_id: int, event: Event) -> PreparedEvent:
-        """in-app rules -> group -> summarize -> encode, for a normalized (scrubbed,
-        symbolicated) event; SDK frames are marked not in-app first (``grouping.inapp``)."""
+    def prepare_event(
+        self, project_id: int, event: Event, dictionary: Dictionary | None = None
+    ) -> PreparedEvent:
+        """in-app rules -> group -> summarize -> encode (with the project's zstd dictionary,
+        if it has one), for a normalized (scrubbed, symbolicated) event; SDK frames are
+        marked not in-app first (``grouping.inapp``)."""
         mark_sdk_frames(event)
         group = grouping.calculate(event)
         summary = summarize(event)
@@ -207,7 +210,7 @@ class Preparer:
             release=summary.release,
             user_key=summary.user_key,
             tags=tuple(event_tags(event)),
-            payload=self._payloads.encode(event),
+            payload=self._payloads.encode(event, dictionary),
         )
 
 

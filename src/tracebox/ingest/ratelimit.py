@@ -1,43 +1,211 @@
-"""Per-client-key event rate limit (events per minute), per worker process.
+"""Rate limits, quotas and spike protection, per data category, as Sentry's.
 
-A fixed one-minute window per key: cheap, and exact enough for protecting the server.
-Each worker process (and each node) counts on its own, as docs/deployment.md says.
+Per request, ``Limiter.limit`` counts each data category's items (error, session,
+attachment, ...) against every limit that applies to it: the instance's per-key rate
+(``TRACEBOX_RATE_LIMIT_EVENTS_PER_MINUTE``, errors), the project's and the client key's
+quotas per minute, hour and day, and spike protection. A category over any limit is
+refused whole and named in ``X-Sentry-Rate-Limits``; the others go through (an envelope
+limited for events keeps its sessions). Counters live in ``counters.SharedCounters``,
+so the limits hold across every web worker of a node; with several nodes each enforces
+``1/TRACEBOX_QUOTA_NODES`` of a limit (docs/storage.md).
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
-WINDOW_SECONDS = 60
+from sqlalchemy.exc import SQLAlchemyError
+from starlette.concurrency import run_in_threadpool
+
+from tracebox.ingest.counters import NEVER, Check, SharedCounters, window_key
+from tracebox.models import IngestKey
+from tracebox.store import Database, quotas
+from tracebox.store.quotas import ProjectLimits, Quota
+
+log = logging.getLogger("tracebox.ingest")
+
+MINUTE, HOUR = 60, 3600
 
 
-class RateLimiter:
-    def __init__(self, per_minute: int, *, clock: Callable[[], float] = time.time) -> None:
-        self.per_minute = per_minute
+@dataclass(frozen=True)
+class Limited:
+    """A data category refused for this request, and for how long the SDK should wait."""
+
+    category: str
+    retry_after: int
+    scope: str  # key or project
+    reason: str  # rate_limit, quota or spike_protection
+
+
+@dataclass(frozen=True)
+class LimiterSettings:
+    key_events_per_minute: int = 0  # the instance's per-key rate limit; 0: none
+    nodes: int = 1  # each node enforces ceil(limit / nodes)
+    spike_min_per_minute: int = 120  # spike protection never limits below this
+    spike_seconds: int = 3600  # how long a detected spike keeps its limit
+    cache_seconds: float = 2.0  # how long a project's limits are reused
+
+
+def rate_limits_header(limited: list[Limited]) -> str:
+    """``X-Sentry-Rate-Limits``: ``retry_after:categories:scope``, one per limit (Relay's
+    ``format_rate_limits``, without the optional reason code). Events are
+    ``error;default``: SDKs file a message event under ``default``, the same limit here."""
+    return ", ".join(
+        f"{x.retry_after}:{_HEADER_CATEGORIES.get(x.category, x.category)}:{x.scope}"
+        for x in limited
+    )
+
+
+_HEADER_CATEGORIES = {"error": "error;default"}
+
+
+class Limiter:
+    def __init__(
+        self,
+        counters: SharedCounters,
+        limits: Callable[[int], ProjectLimits],
+        settings: LimiterSettings,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.counters = counters
+        self.settings = settings
+        self._load = limits
         self._clock = clock
-        self._windows: dict[int, tuple[int, int]] = {}  # key id -> (window index, count)
+        self._cache: dict[int, tuple[float, ProjectLimits]] = {}
+        self._loading: dict[int, asyncio.Future[ProjectLimits]] = {}
 
-    def retry_after(self, key_id: int) -> int:
-        """0 while the key may send another event now, else seconds until it may retry:
-        lets ingest refuse a key over its limit before reading the request body."""
-        return self._check(key_id, 1, count=False)
+    @classmethod
+    def for_database(
+        cls, db: Database, counters: SharedCounters, settings: LimiterSettings
+    ) -> Limiter:
+        def load(project_id: int) -> ProjectLimits:
+            with db.read() as conn:
+                return quotas.get(conn, project_id)
 
-    def admit(self, key_id: int, events: int) -> int:
-        """Count ``events`` for the key; return 0 if admitted, else seconds until it may retry."""
-        return self._check(key_id, events, count=True)
+        return cls(counters, load, settings)
 
-    def _check(self, key_id: int, events: int, *, count: bool) -> int:
-        if self.per_minute <= 0 or events <= 0:
-            return 0
+    async def limit(self, key: IngestKey, counts: Mapping[str, int]) -> list[Limited]:
+        """Count the request's items per category; return the categories refused (their
+        items must be dropped; their refusal is counted here)."""
+        limits = await self.project_limits(key.project_id)
         now = self._clock()
-        window = int(now // WINDOW_SECONDS)
-        current, used = self._windows.get(key_id, (window, 0))
-        if current != window:
-            used = 0
-        if used + events > self.per_minute:
-            return max(1, math.ceil((window + 1) * WINDOW_SECONDS - now))
-        if count:
-            self._windows[key_id] = (window, used + events)
-        return 0
+        refused = []
+        for category, n in counts.items():
+            checks = self._checks(key, limits, category, now)
+            if n <= 0 or not checks:
+                continue
+            over = self.counters.admit(checks, n, now)
+            if over is None:
+                continue
+            if over.reason == "spike_protection":
+                self._remember_spike(key.project_id, over.limit, now)
+            self.counters.refused(key.project_id, category, over.reason, n, now)
+            refused.append(Limited(category, over.retry_after, over.scope, over.reason))
+        return refused
+
+    async def exhausted(self, key: IngestKey, category: str) -> Limited | None:
+        """A limit of ``category`` with no room left at all (counts nothing): lets the
+        store endpoint refuse a flood before reading its body."""
+        limits = await self.project_limits(key.project_id)
+        now = self._clock()
+        full = self.counters.full(self._checks(key, limits, category, now), now)
+        return Limited(category, full.retry_after, full.scope, full.reason) if full else None
+
+    def refused(self, project_id: int, category: str, reason: str, n: int = 1) -> None:
+        """Count a refusal decided elsewhere (invalid, too_large) for the usage view."""
+        self.counters.refused(project_id, category, reason, n, self._clock())
+
+    # --- which limits apply ------------------------------------------------------------
+
+    def _checks(
+        self, key: IngestKey, limits: ProjectLimits, category: str, now: float
+    ) -> list[Check]:
+        checks = []
+        per_key = self.settings.key_events_per_minute
+        if per_key and category == "error":
+            checks.append(self._window(("rate", key.key_id), per_key, MINUTE, now, "rate_limit"))
+        for q in limits.quotas:
+            if q.category == category and q.key_id in (None, key.key_id):
+                checks.append(self._quota(key.project_id, q, now))
+        if limits.spike.enabled and category == "error":
+            checks += self._spike(key.project_id, limits.spike.multiplier, now)
+        return checks
+
+    def _quota(self, project_id: int, q: Quota, now: float) -> Check:
+        scope = ("key", q.key_id) if q.key_id is not None else ("project", project_id)
+        check = self._window(
+            ("quota", *scope, q.category), q.max_count, q.window_seconds, now, "quota"
+        )
+        return Check(check.key, check.limit, check.expires, check.retry_after, "quota", scope[0])
+
+    def _window(
+        self, name: tuple[object, ...], limit: int, seconds: int, now: float, reason: str
+    ) -> Check:
+        index = int(now // seconds)
+        end = (index + 1) * seconds
+        return Check(
+            key=window_key(*name, seconds, index),
+            limit=math.ceil(limit / self.settings.nodes),
+            expires=end,
+            retry_after=max(1, math.ceil(end - now)),
+            reason=reason,
+            scope="key" if name[0] == "rate" else "project",
+        )
+
+    def _spike(self, project_id: int, multiplier: float, now: float) -> list[Check]:
+        """A minute may hold ``multiplier`` times the trailing hour's rate per minute (at
+        least ``spike_min_per_minute``); once exceeded, that limit holds for
+        ``spike_seconds``. The hour counter is kept an hour longer: the next hour's
+        baseline."""
+        hour = int(now // HOUR)
+        frozen = self.counters.count(window_key("spike-state", project_id), now)
+        if frozen:
+            limit = frozen
+        else:
+            previous = self.counters.count(window_key("spike-hour", project_id, hour - 1), now)
+            rate = multiplier * previous / 60 / self.settings.nodes
+            limit = max(
+                math.ceil(self.settings.spike_min_per_minute / self.settings.nodes), int(rate)
+            )
+        minute = self._window(("spike", project_id), NEVER, MINUTE, now, "spike_protection")
+        hour_key = window_key("spike-hour", project_id, hour)
+        return [
+            Check(
+                minute.key, limit, minute.expires, minute.retry_after, "spike_protection", "project"
+            ),
+            Check(hour_key, NEVER, (hour + 2) * HOUR, 1, "spike_protection", "project"),
+        ]
+
+    def _remember_spike(self, project_id: int, limit: int, now: float) -> None:
+        key = window_key("spike-state", project_id)
+        if not self.counters.count(key, now):
+            log.warning(
+                "project %d: spike protection limits it to %d events a minute", project_id, limit
+            )
+            self.counters.put(key, limit, int(now) + self.settings.spike_seconds, now)
+
+    # --- a project's limits, cached -------------------------------------------------------
+
+    async def project_limits(self, project_id: int) -> ProjectLimits:
+        now = time.monotonic()
+        cached = self._cache.get(project_id)
+        if cached is not None and cached[0] > now:
+            return cached[1]
+        loading = self._loading.get(project_id)
+        if loading is None:
+            loading = asyncio.ensure_future(run_in_threadpool(self._load, project_id))
+            self._loading[project_id] = loading
+            loading.add_done_callback(lambda _: self._loading.pop(project_id, None))
+        try:
+            limits = await asyncio.shield(loading)
+        except SQLAlchemyError:
+            # The database is down: the limits last known (or none) until it answers.
+            limits = cached[1] if cached else ProjectLimits(project_id)
+        self._cache[project_id] = (now + self.settings.cache_seconds, limits)
+        return limits

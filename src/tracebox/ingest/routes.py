@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from http import HTTPStatus
@@ -35,20 +36,15 @@ from tracebox.errors import (
     retry_after,
 )
 from tracebox.ingest.keys import KeyCache
-from tracebox.ingest.process import (
-    Accepted,
-    Origin,
-    count_events,
-    process_envelope,
-    process_store,
-)
-from tracebox.ingest.ratelimit import RateLimiter
+from tracebox.ingest.process import Accepted, Origin, process_envelope, process_store
+from tracebox.ingest.ratelimit import Limited, Limiter, rate_limits_header
 from tracebox.metrics import Metrics
 from tracebox.models import IngestKey
 from tracebox.protocol.auth import SentryAuth, auth_from_envelope_dsn, auth_from_request
 from tracebox.protocol.decoding import decode_store_body, decompress
 from tracebox.protocol.envelope import Envelope, parse_envelope
 from tracebox.spool import SpoolWriter
+from tracebox.spool.record import RecordKind
 
 log = logging.getLogger("tracebox.ingest")
 
@@ -79,7 +75,7 @@ PREFLIGHT_HEADERS = {
 class IngestContext:
     settings: Settings
     keys: KeyCache
-    limiter: RateLimiter
+    limiter: Limiter
     spool: SpoolWriter
     metrics: Metrics
 
@@ -114,7 +110,8 @@ def _endpoint(
         ctx.metrics.accepted(name, accepted.events, accepted.dropped)
         ctx.metrics.latency(name, time.perf_counter() - request.state.started)
         body = {"id": accepted.event_id} if accepted.event_id else {}
-        return Response(orjson.dumps(body), media_type="application/json", headers=CORS_HEADERS)
+        headers = {**CORS_HEADERS, **getattr(request.state, "rate_limit_headers", {})}
+        return Response(orjson.dumps(body), media_type="application/json", headers=headers)
 
     return endpoint
 
@@ -156,6 +153,7 @@ def _rejected(
 ) -> Response:
     name = getattr(request.state, "endpoint_name", "unrouted")
     ctx.metrics.rejected(name, type(error).__name__)
+    _count_refusal(ctx, request, error)
     started = getattr(request.state, "started", None)
     if started is not None:
         ctx.metrics.latency(name, time.perf_counter() - started)
@@ -173,7 +171,9 @@ def error_response(error: TraceboxError) -> Response:
     if wait is not None:
         headers["Retry-After"] = str(wait)
     if isinstance(error, RateLimited):
-        headers["X-Sentry-Rate-Limits"] = f"{error.retry_after}:error;default:key"
+        headers["X-Sentry-Rate-Limits"] = getattr(error, "rate_limits", None) or (
+            f"{error.retry_after}:error;default:key"
+        )
     body = orjson.dumps({"detail": message})
     return Response(
         body, status_code=error.status_code, headers=headers, media_type="application/json"
@@ -228,17 +228,68 @@ async def _authorize(ctx: IngestContext, auth: SentryAuth | None, project_id: in
     return key
 
 
-def _refuse_if_limited(ctx: IngestContext, key: IngestKey) -> None:
-    """A key already over its limit is refused before its body is read."""
-    retry_after = ctx.limiter.retry_after(key.key_id)
-    if retry_after:
-        raise RateLimited("event rate limit exceeded for this client key", retry_after)
+class CategoriesLimited(RateLimited):
+    """Every item of the request was in a data category over a limit."""
+
+    def __init__(self, limited: list[Limited]) -> None:
+        names = ", ".join(sorted({x.category for x in limited}))
+        super().__init__(f"rate limit or quota exceeded for {names}", _longest(limited))
+        self.rate_limits = rate_limits_header(limited)
 
 
-def _rate_limit(ctx: IngestContext, key: IngestKey, events: int) -> None:
-    retry_after = ctx.limiter.admit(key.key_id, events)
-    if retry_after:
-        raise RateLimited("event rate limit exceeded for this client key", retry_after)
+def _longest(limited: list[Limited]) -> int:
+    return max(x.retry_after for x in limited)
+
+
+def _count_refusal(ctx: IngestContext, request: Request, error: TraceboxError) -> None:
+    """An authenticated request refused as invalid or too large counts on the usage
+    view (rate limits count themselves in the limiter)."""
+    project_id = getattr(request.state, "project_id", None)
+    reason = {400: "invalid", 413: "too_large"}.get(error.status_code)
+    if project_id is not None and reason is not None:
+        ctx.limiter.refused(project_id, "error", reason)
+
+
+async def _refuse_if_limited(ctx: IngestContext, key: IngestKey) -> None:
+    """A store request (one event) over an exhausted limit is refused before its body is
+    read. Envelopes are read first: a limit of one category keeps the others."""
+    full = await ctx.limiter.exhausted(key, "error")
+    if full is not None:
+        raise CategoriesLimited([full])
+
+
+async def _rate_limit(ctx: IngestContext, request: Request, key: IngestKey, out: Accepted) -> None:
+    """Count the request's items per data category; drop those of a category over a
+    limit (429 if nothing is left, else 200 naming the limited categories)."""
+    counts = Counter(c for r in out.records if (c := category_of(r.kind)) is not None)
+    limited = await ctx.limiter.limit(key, counts)
+    if not limited:
+        return
+    refused = {x.category for x in limited}
+    out.records = [r for r in out.records if category_of(r.kind) not in refused]
+    if not any(category_of(r.kind) for r in out.records):
+        raise CategoriesLimited(limited)
+    out.events = sum(1 for r in out.records if r.kind is RecordKind.EVENT)
+    request.state.rate_limit_headers = {"X-Sentry-Rate-Limits": rate_limits_header(limited)}
+
+
+# Sentry's data category of each spool record kind; DROPPED is bookkeeping, never limited.
+KIND_CATEGORIES = {
+    "event": "error",
+    "session": "session",
+    "sessions": "session",
+    "attachment": "attachment",
+    "log": "log_item",
+    "client_report": "internal",
+    "feedback": "feedback",
+    "user_report": "feedback",
+}
+
+
+def category_of(kind: RecordKind) -> str | None:
+    if kind is RecordKind.DROPPED:
+        return None
+    return KIND_CATEGORIES.get(kind.value, "default")
 
 
 def _origin(request: Request, key: IngestKey, received: float, auth: SentryAuth | None) -> Origin:
@@ -263,12 +314,13 @@ async def _handle_store(
     s = ctx.settings
     auth = auth_from_request(request.headers, request.query_params)
     key = await _authorize(ctx, auth, project_id)
-    _refuse_if_limited(ctx, key)
+    request.state.project_id = key.project_id
+    await _refuse_if_limited(ctx, key)
     body = await _read_body(request, s.max_store_compressed_bytes)
     encoding = request.headers.get("content-encoding")
     data = await _off_loop_if_large(len(body), _decode_store, body, encoding, s.max_store_bytes)
     accepted = process_store(data, _origin(request, key, received, auth))
-    _rate_limit(ctx, key, accepted.events)
+    await _rate_limit(ctx, request, key, accepted)
     return accepted
 
 
@@ -277,13 +329,13 @@ async def _handle_envelope(
 ) -> Accepted:
     """Credentials of the request itself are checked before its body is read; the
     envelope's ``dsn`` header is a fallback for clients that send no other (and must
-    agree with the request's when both are sent). The rate limit counts event items
-    from their headers, before any item is looked at."""
+    agree with the request's when both are sent). Limits are counted per data category
+    once the items are known: an envelope limited for events keeps its sessions."""
     s = ctx.settings
     auth = auth_from_request(request.headers, request.query_params)
     key = await _authorize(ctx, auth, project_id) if auth is not None else None
     if key is not None:
-        _refuse_if_limited(ctx, key)
+        request.state.project_id = key.project_id
     body = await _read_body(request, s.max_envelope_bytes)
     encoding = request.headers.get("content-encoding")
     envelope = await _off_loop_if_large(len(body), _frame_envelope, body, encoding, s)
@@ -292,8 +344,10 @@ async def _handle_envelope(
         key = await _authorize(ctx, dsn_auth, project_id)
     elif dsn_auth is not None and auth is not None and dsn_auth.public_key != auth.public_key:
         raise Unauthorized("public key mismatch between the envelope dsn and the request")
-    _rate_limit(ctx, key, count_events(envelope))
-    return process_envelope(envelope, s, _origin(request, key, received, auth or dsn_auth))
+    request.state.project_id = key.project_id
+    accepted = process_envelope(envelope, s, _origin(request, key, received, auth or dsn_auth))
+    await _rate_limit(ctx, request, key, accepted)
+    return accepted
 
 
 def _envelope_auth(dsn: object, project_id: int) -> SentryAuth | None:

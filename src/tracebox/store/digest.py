@@ -30,7 +30,7 @@ from sqlalchemy import (
     select,
 )
 
-from tracebox.store import workflow_digest
+from tracebox.store import usage, workflow_digest
 from tracebox.store.bulk import RowsInsert, rows_matching
 from tracebox.store.dialect import insert
 from tracebox.store.digest_errors import assign_errors, update_errors
@@ -132,6 +132,8 @@ def write_events(
         by_error[error_ids[e.project_id, e.event_id]].append(e)
     inserted = sum(len(evs) for evs in by_error.values())
     result.events_inserted, result.events_duplicate = inserted, len(prepared) - inserted
+    stored = [(e.project_id, e.received, len(e.payload)) for evs in by_error.values() for e in evs]
+    usage.events_stored(conn, stored)  # storage_usage, usage_hourly: the usage view
     if not by_error:
         return result
     new_users = _insert_users(conn, by_error)

@@ -12,6 +12,8 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.pool import NullPool
 
+from tracebox.store import sqlite_space
+
 SQLITE_BUSY_TIMEOUT_MS = 30_000  # a reader or writer waits this long for the write lock
 
 
@@ -37,14 +39,22 @@ def make_engine(url: str, *, pool_size: int = 5) -> Engine:
 
 
 def _ensure_sqlite_dir(url: str) -> None:
+    path = _sqlite_path(url)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+
+
+def _sqlite_path(url: str) -> Path | None:
+    if not url.startswith("sqlite"):
+        return None
     path = url.split(":///", 1)[-1]
-    if path and path != ":memory:":
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    return Path(path) if path and path != ":memory:" else None
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     dbapi_connection.isolation_level = None  # we emit BEGIN ourselves
     cursor = dbapi_connection.cursor()
+    sqlite_space.new_file_pragmas(cursor)  # before WAL: a new file's page size and vacuum mode
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
@@ -74,5 +84,9 @@ def pending_migrations(engine: Engine, url: str) -> bool:
 
 
 def migrate(url: str) -> None:
-    """Apply every migration not yet applied (idempotent)."""
+    """Apply every migration not yet applied (idempotent); then convert an older SQLite
+    file to incremental auto-vacuum, which cannot run inside a migration."""
     command.upgrade(alembic_config(url), "head")
+    path = _sqlite_path(url)
+    if path is not None:
+        sqlite_space.convert(path)

@@ -24,7 +24,7 @@ from sqlalchemy import (
     tuple_,
 )
 
-from tracebox.store import payloads
+from tracebox.store import dictionaries, payloads
 from tracebox.store.tables import (
     error_hourly,
     error_redirects,
@@ -98,9 +98,9 @@ def _error(row: AnyRow) -> ErrorRow:
     return ErrorRow(**row._mapping)
 
 
-def event_row(row: AnyRow) -> EventRow:
+def event_row(row: AnyRow, find: payloads.DictionaryLookup) -> EventRow:
     m = dict(row._mapping)
-    m["payload"] = payloads.decode(m["payload"])
+    m["payload"] = payloads.decode(m["payload"], find)
     return EventRow(**m)
 
 
@@ -264,7 +264,8 @@ def list_events(
     if environment is not None:
         query = query.where(events.c.environment == environment)
     keyset = _keyset(query, events.c.timestamp, events.c.id, after, before, limit)
-    rows = [event_row(r) for r in conn.execute(keyset)]
+    find = dictionaries.lookup(conn)
+    rows = [event_row(r, find) for r in conn.execute(keyset)]
     return rows[::-1] if before is not None else rows
 
 
@@ -273,7 +274,7 @@ def get_event(conn: Connection, error_id: int, event_id: str) -> EventRow | None
         events.c.error_id == error_id, events.c.event_id == event_id
     )
     row = conn.execute(query).first()
-    return event_row(row) if row else None
+    return event_row(row, dictionaries.lookup(conn)) if row else None
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from typing import Any
 
 from sqlalchemy import BigInteger, Connection, cast, func, literal, select
 
+from tracebox.store import dictionaries
 from tracebox.store.dialect import insert
 from tracebox.store.errors_read import EVENT_COLUMNS, EventRow, event_row
 from tracebox.store.tables import (
@@ -206,7 +207,8 @@ def events_after(conn: Connection, error_id: int, row_id: int, limit: int) -> li
         .order_by(events.c.id)
         .limit(limit)
     )
-    return [event_row(r) for r in conn.execute(query)]
+    find = dictionaries.lookup(conn)
+    return [event_row(r, find) for r in conn.execute(query)]
 
 
 def hashes_of(conn: Connection, error_id: int) -> list[str]:

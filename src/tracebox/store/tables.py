@@ -226,6 +226,8 @@ error_tags = Table(
     Column("value", String(200), primary_key=True),
     Column("count", BigInteger, nullable=False),
     Column("last_seen", Float, nullable=False),
+    # SQLite: rows stored in their primary key's b-tree, not twice (0010_storage)
+    sqlite_with_rowid=False,
 )
 
 # Distinct users per error: users_count counts only rows really inserted.
@@ -234,6 +236,7 @@ error_users = Table(
     metadata,
     Column("error_id", Id, ForeignKey("errors.id", ondelete="CASCADE"), primary_key=True),
     Column("user_key", String(255), primary_key=True),
+    sqlite_with_rowid=False,  # rows stored once, in their key's b-tree (0010_storage)
 )
 
 # Hourly event counts per error (24h timeline, 30-day chart by summing days).
@@ -243,6 +246,7 @@ error_hourly = Table(
     Column("error_id", Id, ForeignKey("errors.id", ondelete="CASCADE"), primary_key=True),
     Column("hour", BigInteger, primary_key=True),  # unix seconds // 3600
     Column("count", BigInteger, nullable=False),
+    sqlite_with_rowid=False,  # rows stored once, in their key's b-tree (0010_storage)
 )
 
 # Release health: one row per session (upsert by sid keeping the highest seq).
@@ -465,6 +469,122 @@ user_project_preferences = Table(
     Column("project_id", Id, ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True),
     Column("environment", String(255)),  # None: all environments
     Column("updated_at", Float, nullable=False),
+)
+
+# --- storage lifecycle (issue 13): retention, quotas, usage, audit, dictionaries ----------
+
+# Retention per project; a NULL column means the instance default (config.py).
+project_retention = Table(
+    "project_retention",
+    metadata,
+    Column("project_id", Id, ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True),
+    Column("max_age_days", Integer),
+    Column("max_events_per_error", Integer),
+    Column("updated_at", Float, nullable=False),
+)
+
+# Ingestion limits per project, or per client key when key_id is set: at most max_count
+# items of a data category (Sentry's: error, session, attachment, log, ...) per window.
+quotas = Table(
+    "quotas",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("project_id", Id, ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
+    Column("key_id", Id, ForeignKey("client_keys.id", ondelete="CASCADE")),
+    Column("category", String(32), nullable=False),
+    Column("window_seconds", Integer, nullable=False),  # 60, 3600 or 86400
+    Column("max_count", BigInteger, nullable=False),
+    # ingest's quota cache: the limits of a project (and its keys)
+    Index("ix_quotas_project", "project_id", "key_id"),
+)
+
+# Automatic spike protection per project (off unless enabled).
+spike_protection = Table(
+    "spike_protection",
+    metadata,
+    Column("project_id", Id, ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True),
+    Column("enabled", Boolean, nullable=False),
+    Column("multiplier", Float, nullable=False),  # limit at this many times the trailing rate
+    Column("updated_at", Float, nullable=False),
+)
+
+# What each project stores now, per kind (events, attachments, logs, artifacts): added by
+# the writer of each kind in its transaction, subtracted by whatever removes rows.
+storage_usage = Table(
+    "storage_usage",
+    metadata,
+    Column("project_id", Id, ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True),
+    Column("kind", String(32), primary_key=True),
+    Column("items", BigInteger, nullable=False),
+    Column("bytes", BigInteger, nullable=False),
+)
+
+# Hourly counts of what happened to items: accepted, refused (rate_limit, quota, invalid,
+# too_large, ...), expired or deleted (age, count, disk_budget, request), reported by SDKs.
+usage_hourly = Table(
+    "usage_hourly",
+    metadata,
+    Column("project_id", Id, ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True),
+    Column("hour", BigInteger, primary_key=True),  # unix seconds // 3600
+    Column("category", String(32), primary_key=True),  # Sentry data category: error, session...
+    Column("outcome", String(16), primary_key=True),
+    Column("reason", String(64), primary_key=True),  # "" where the outcome needs none
+    Column("count", BigInteger, nullable=False),
+    sqlite_with_rowid=False,  # rows stored once, in their key's b-tree
+)
+
+# Who did what, when: deletions and storage settings. Outlives users and projects, so
+# names are copied and there is no foreign key.
+audit_events = Table(
+    "audit_events",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("created_at", Float, nullable=False),
+    Column("author_id", Id),
+    Column("author_name", String(255), nullable=False),
+    Column("project_id", Id),
+    Column("project_path", String(255)),
+    Column("action", String(64), nullable=False),
+    Column("target", Text, nullable=False),
+    Column("details", Text, nullable=False),  # JSON object
+    # a project's audit events, newest first
+    Index("ix_audit_events_project", "project_id", "id"),
+)
+
+# Deletions too large for one transaction, done in small batches by the cleanup loop.
+deletion_jobs = Table(
+    "deletion_jobs",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("project_id", Id, ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
+    Column("kind", String(16), nullable=False),  # error | user | project
+    Column("target", Text, nullable=False),  # error id, "email:..." (cleared when done), ""
+    Column("state", String(16), nullable=False),  # pending | done
+    Column("position", BigInteger, nullable=False),  # last events.id examined
+    Column("events_deleted", BigInteger, nullable=False),
+    Column("author_id", Id),
+    Column("created_at", Float, nullable=False),
+    Column("finished_at", Float),
+    # the cleanup loop's queue
+    Index("ix_deletion_jobs_state", "state", "id"),
+)
+
+# zstd dictionaries trained per project; a payload names its dictionary in the zstd frame
+# header (dictionary id = DICTIONARY_ID_BASE + id), so old payloads stay readable.
+zstd_dictionaries = Table(
+    "zstd_dictionaries",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("project_id", Id, ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("data", LargeBinary, nullable=False),
+    Column("samples", Integer, nullable=False),
+    Column("sample_bytes", BigInteger, nullable=False),
+    Column("plain_bytes", BigInteger, nullable=False),  # held-out samples, zstd alone
+    Column("trained_bytes", BigInteger, nullable=False),  # the same, with the dictionary
+    Column("created_at", Float, nullable=False),
+    # the digest's "current dictionary of a project"
+    UniqueConstraint("project_id", "version", name="uq_zstd_dictionaries_version"),
 )
 
 # --- releases and source map artifacts (migration 0006_sourcemaps) -----------------------

@@ -45,6 +45,7 @@ class Unit:
 UNITS: tuple[Unit, ...] = (
     Unit("digest", "tracebox.digest.unit:run_unit"),
     Unit("alert-sender", "tracebox.alerts.unit:run_unit"),
+    Unit("cleanup", "tracebox.lifecycle.unit:run_unit"),
 )
 
 

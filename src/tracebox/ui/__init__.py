@@ -30,6 +30,7 @@ from tracebox.ui import (
     routes_projects,
     routes_sdkdata,
     routes_settings,
+    routes_storage,
     routes_tokens,
     routes_triage,
 )
@@ -94,6 +95,8 @@ def ui_routes(ctx: UiContext) -> list[BaseRoute]:
         page("/admin/users/new", routes_admin.create, POST),
         page("/admin/users/{user_id:int}/block", routes_admin.block, POST),
         page("/admin/users/{user_id:int}/unblock", routes_admin.unblock, POST),
+        page("/admin/storage", routes_storage.admin_storage),
+        page("/admin/audit_events", routes_storage.admin_audit),
         *_project_routes(page),
     ]
 
@@ -113,6 +116,14 @@ def _project_routes(page: Callable[..., Route]) -> list[Route]:
         page(et + "/test_event", firstrun.send_test_event, POST),
         page(et + "/{error_id:int}", routes_details.error_details),
         page(et + "/{error_id:int}/status", routes_errors.change_status, POST),
+        page(et + "/{error_id:int}/delete", routes_storage.delete_error, POST),
+        page(P + "/usage", routes_storage.usage),
+        page(P + "/audit_events", routes_storage.project_audit),
+        page(P + "/settings/storage", routes_storage.storage_settings),
+        page(P + "/settings/storage/retention", routes_storage.save_retention, POST),
+        page(P + "/settings/storage/quotas", routes_storage.save_quotas, POST),
+        page(P + "/settings/storage/user_deletions", routes_storage.delete_user, POST),
+        page(P + "/settings/storage/erase", routes_storage.erase_data, POST),
         page(P + "/logs", routes_sdkdata.logs_page),
         page(P + "/user_feedback", routes_sdkdata.feedback_page),
         page(P + "/attachments/{attachment_id:int}", routes_sdkdata.download_attachment),

@@ -29,6 +29,7 @@ from tracebox.accounts.policy import Action, Principal, permits
 from tracebox.accounts.projects import ProjectAccess
 from tracebox.config import Settings
 from tracebox.errors import Forbidden, NotFound, TraceboxError, Unauthorized, retry_after
+from tracebox.lifecycle import limits
 from tracebox.models import Scope, User
 from tracebox.store import Database
 from tracebox.store import accounts as account_store
@@ -95,6 +96,8 @@ class Req:
             "query_string": self.request.url.query,
             "now": time.time(),
             "can": can,
+            # The spike protection banner of project pages (base.html); asked only there.
+            "spike_refusals": lambda project_id: limits.spike_refusals(self.db, project_id),
         }
         return render.render(self.ctx.env, template, status, {**base, **context})
 

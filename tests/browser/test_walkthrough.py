@@ -55,7 +55,8 @@ def test_sign_in_project_dsn_sdk_error_resolve_regress(root_page: Page, tracebox
     expect(frames.first).to_contain_text("validate_quantity")  # newest frame first
     expect(frames.nth(1)).to_contain_text("process_order")
     expect(stack.locator(".src-line.current").first).to_contain_text("raise ValueError")
-    expect(page.get_by_text("shop@2.3.4").first).to_be_visible()  # release (first/last seen)
+    summary = page.get_by_role("region", name="Summary")
+    expect(summary.get_by_text("shop@2.3.4").first).to_be_visible()  # first/last seen release
 
     page.get_by_role("button", name="Resolve").click()
     expect(page.get_by_text("was resolved")).to_be_visible()

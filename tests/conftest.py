@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import pytest
 import sqlalchemy as sa
 
-from tests.helpers import LiveServer, start_server
+from tests.helpers import LiveServer, missing, start_server
 from tracebox.config import Settings
 from tracebox.store import Database
 
@@ -23,9 +23,7 @@ POSTGRES_URL = os.environ.get("TRACEBOX_TEST_POSTGRES_URL", "")
 
 def _postgres_available() -> None:
     if not POSTGRES_URL:
-        if os.environ.get("TRACEBOX_REQUIRE_POSTGRES"):
-            pytest.fail("TRACEBOX_TEST_POSTGRES_URL is not set (make test starts PostgreSQL)")
-        pytest.skip("PostgreSQL not configured (run make test)")
+        missing("TRACEBOX_TEST_POSTGRES_URL is not set (make test starts PostgreSQL)")
 
 
 @pytest.fixture(scope="session")
@@ -82,9 +80,7 @@ def browser() -> Iterator[Browser]:
     from tests.browser.harness import CHROMIUM, launch_browser
 
     if not CHROMIUM.exists():
-        if os.environ.get("TRACEBOX_REQUIRE_POSTGRES"):  # make test: scripts/test.sh installs it
-            pytest.fail(f"{CHROMIUM} is missing (apt-get install chromium)")
-        pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)")
+        missing(f"{CHROMIUM} is missing (apt-get install chromium)")
     with sync_playwright() as pw:
         chromium = launch_browser(pw)
         yield chromium

@@ -18,7 +18,16 @@ import httpx
 import pytest
 
 from tests.alerts.receivers import Receiver, http_receiver, smtp_server
-from tests.helpers import LiveServer, cli, free_port, start_server, tracebox_env, wait_for
+from tests.helpers import (
+    SDK_CACHE,
+    LiveServer,
+    cli,
+    free_port,
+    missing,
+    start_server,
+    tracebox_env,
+    wait_for,
+)
 from tracebox.config import Settings
 from tracebox.store import Database
 
@@ -28,12 +37,9 @@ PASSWORD = "a long admin password"
 
 
 def python_sdk() -> dict[str, Any]:
-    cache = Path(os.environ.get("TRACEBOX_SDK_CACHE") or ROOT / ".cache" / "sdk")
-    manifest = cache / "manifest.json"
+    manifest = SDK_CACHE / "manifest.json"
     if not manifest.exists():
-        if os.environ.get("TRACEBOX_REQUIRE_POSTGRES"):  # make test installs the SDKs
-            pytest.fail(f"{manifest} is missing (scripts/install-sdks.sh)")
-        pytest.skip("run scripts/install-sdks.sh")
+        missing(f"{manifest} is missing (scripts/install-sdks.sh)")
     programs = json.loads(manifest.read_text())["programs"]
     return next(p for p in programs if p["id"] == "python-2.75.0")
 

@@ -14,12 +14,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import pytest
-
+from tests.helpers import SDK_CACHE, missing
 from tests.sourcemaps import toolchain
 
 ROOT = Path(__file__).resolve().parents[2]
-CACHE = Path(os.environ.get("TRACEBOX_SDK_CACHE") or ROOT / ".cache" / "sdk")
+CACHE = SDK_CACHE
 PYTHON_SDK_DATA = [sys.executable, str(ROOT / "tests" / "e2e" / "programs" / "python_sdk_data.py")]
 GO_SLOG = CACHE / "bin" / "go-0.50.0-slog"
 RUST_PANIC = CACHE / "rust-target" / "debug" / "tracebox-sdk-test-rust-panic"
@@ -30,7 +29,7 @@ BROWSER_SESSION = ROOT / "tests" / "e2e" / "programs" / "browser_session"
 
 def installed(program: Path, langs: str) -> list[str]:
     if not program.exists():
-        pytest.skip(f"{program.name} is not built: run scripts/install-sdks.sh {langs}")
+        missing(f"{program.name} is not built: run scripts/install-sdks.sh {langs}")
     return [str(program)]
 
 

@@ -18,7 +18,7 @@ from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-import pytest
+from tests.helpers import SDK_CACHE, missing
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "tests" / "sourcemaps" / "app"
@@ -28,13 +28,9 @@ COMMAND_TIMEOUT_SECONDS = 120
 
 def toolchain_dir() -> Path:
     """The installed npm packages; a failure under ``make test``, else a skip."""
-    cache = Path(os.environ.get("TRACEBOX_SDK_CACHE", ROOT / ".cache" / "sdk"))
-    found = cache / "sourcemaps-app"
+    found = SDK_CACHE / "sourcemaps-app"
     if not (found / "node_modules" / "@sentry" / "cli-linux-x64" / "bin" / "sentry-cli").exists():
-        message = f"run scripts/install-sdks.sh sourcemaps ({found} is missing)"
-        if os.environ.get("TRACEBOX_REQUIRE_POSTGRES"):  # make test installs it
-            pytest.fail(message)
-        pytest.skip(message)
+        missing(f"run scripts/install-sdks.sh sourcemaps ({found} is missing)")
     return found
 
 

@@ -153,16 +153,18 @@ def run(args: argparse.Namespace, name: str, pristine: Path, info: dict[str, Any
         loadgen.run("closed", args.warmup, 32, 300)
         if args.wait_idle:
             wait_until_idle(args.wait_idle)
+        # The cleanup is the only child process that ends before the load is over (the
+        # load generator and the server end after): the children's CPU time is its own.
+        children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
         cleanup = _start_cleanup(args, global_args, run_dir) if "cleanup" in name else None
         started = time.monotonic()
         phase: PhaseResult = loadgen.run("open", args.rate, args.seconds, 256)
         if cleanup is not None:
             result.cleanup_within_load = cleanup.poll() is not None
-            before = resource.getrusage(resource.RUSAGE_CHILDREN)
-            out, _ = cleanup.communicate()  # the only child reaped meanwhile: its CPU time
+            out, _ = cleanup.communicate()
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
-            result.cleanup_cpu_seconds = (after.ru_utime - before.ru_utime) + (
-                after.ru_stime - before.ru_stime
+            result.cleanup_cpu_seconds = (after.ru_utime - children_before.ru_utime) + (
+                after.ru_stime - children_before.ru_stime
             )
             result.cleanup_seconds = time.monotonic() - started
             result.cleanup = orjson.loads(out)

@@ -5,9 +5,11 @@ Builds a SQLite database of ``--events`` events in ``--errors`` errors spread ev
 copy, then runs the ingest benchmark's open loop (``--rate`` events/s for ``--seconds``)
 against ``tracebox serve`` on a fresh copy twice: once alone, once while ``tracebox
 cleanup`` removes the events older than ``--retention-days`` (30% of them by default).
-Prints the open loop's latency in both runs, what cleanup removed, how long it took,
-the longest time one of its transactions held the write lock, and the database file
-before and after. Not a test: run it by hand (see bench/README.md), e.g.
+Prints the open loop's latency in both runs, what cleanup removed, how long it took
+(wall and its process's CPU time), how long its transactions held the write lock
+(longest, p99, p50, mean: the cleanup measures each from BEGIN IMMEDIATE to COMMIT),
+the time its passive WAL checkpoints took (outside the lock, reported apart), and the
+database file before and after. Not a test: run it by hand (see bench/README.md), e.g.
 
     .venv/bin/python bench/cleanup_bench.py --data-dir /tmp/cleanupbench --keep
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import sqlite3
 import statistics
@@ -80,6 +83,8 @@ class Run:
     file_bytes_after: int = 0
     cleanup: dict[str, Any] = field(default_factory=dict)
     cleanup_seconds: float = 0.0
+    cleanup_cpu_seconds: float = 0.0  # user + system time of the cleanup process
+    lock_target_ms: float = 0.0
     cleanup_within_load: bool = True
 
 
@@ -134,6 +139,7 @@ def run(args: argparse.Namespace, name: str, pristine: Path, info: dict[str, Any
     run_dir.mkdir(parents=True)
     shutil.copyfile(pristine, run_dir / DB_NAME)
     result = Run(name, file_bytes_before=(run_dir / DB_NAME).stat().st_size)
+    result.lock_target_ms = args.lock_target_ms
     loadgen = LoadGenerator(args.warmup + int(args.rate * args.seconds), seed=11)
     global_args = ["--data-dir", str(run_dir)]
     # serve runs a cleanup loop of its own: give it nothing to remove in any run, so the
@@ -147,12 +153,19 @@ def run(args: argparse.Namespace, name: str, pristine: Path, info: dict[str, Any
         loadgen.run("closed", args.warmup, 32, 300)
         if args.wait_idle:
             wait_until_idle(args.wait_idle)
+        # The cleanup is the only child process that ends before the load is over (the
+        # load generator and the server end after): the children's CPU time is its own.
+        children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
         cleanup = _start_cleanup(args, global_args, run_dir) if "cleanup" in name else None
         started = time.monotonic()
         phase: PhaseResult = loadgen.run("open", args.rate, args.seconds, 256)
         if cleanup is not None:
             result.cleanup_within_load = cleanup.poll() is not None
             out, _ = cleanup.communicate()
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            result.cleanup_cpu_seconds = (after.ru_utime - children_before.ru_utime) + (
+                after.ru_stime - children_before.ru_stime
+            )
             result.cleanup_seconds = time.monotonic() - started
             result.cleanup = orjson.loads(out)
     finally:
@@ -187,6 +200,26 @@ def _latency(result: Run, phase: PhaseResult) -> None:
     result.statuses = dict(phase.statuses)
 
 
+def _cleanup_lines(r: Run, info: dict[str, Any]) -> list[str]:
+    c, lock = r.cleanup, r.cleanup["lock"]
+    removed = sum(c["removed"].values())
+    n = max(1, lock["transactions"])
+    return [
+        f"           cleanup removed {removed:,} events ({removed / info['events']:.1%}) in "
+        f"{c['seconds']:.1f} s ({r.cleanup_seconds:.1f} s wall): {removed / c['seconds']:,.0f} "
+        f"events/s, CPU {r.cleanup_cpu_seconds:.1f} s "
+        f"({r.cleanup_cpu_seconds * 1000 / max(1, removed):.3f} ms per event removed); "
+        f"finished within the load: {r.cleanup_within_load}",
+        f"           write lock: {lock['transactions']:,} transactions, longest "
+        f"{lock['longest_ms']:.1f} ms, p99 {lock.get('p99_ms', 0):.0f} ms, p50 "
+        f"{lock.get('p50_ms', 0):.0f} ms, mean {lock['total_ms'] / n:.1f} ms, over the "
+        f"{r.lock_target_ms:g} ms target: {lock.get('over_target', '?')}",
+        f"           WAL checkpoints (passive, outside the lock): "
+        f"{lock.get('checkpoints', '?')} taking {lock['checkpoint_ms'] / 1000:.1f} s of the "
+        f"{c['seconds']:.1f} s",
+    ]
+
+
 def render(runs: list[Run], info: dict[str, Any]) -> str:
     lines = [
         f"database: {info['events']:,} events in {info['errors']:,} errors over "
@@ -199,16 +232,7 @@ def render(runs: list[Run], info: dict[str, Any]) -> str:
             f"acknowledged {r.statuses}"
         )
         if r.cleanup:
-            c = r.cleanup
-            removed = sum(c["removed"].values())
-            lines.append(
-                f"           cleanup removed {removed:,} events ({removed / info['events']:.1%})"
-                f" in {c['seconds']:.1f} s ({r.cleanup_seconds:.1f} s wall), "
-                f"{c['lock']['transactions']:,} write transactions, longest lock "
-                f"{c['lock']['longest_ms']:.1f} ms, mean "
-                f"{c['lock']['total_ms'] / max(1, c['lock']['transactions']):.1f} ms; "
-                f"finished within the load: {r.cleanup_within_load}"
-            )
+            lines += _cleanup_lines(r, info)
         lines.append(
             f"           database file {r.file_bytes_before / 2**30:.2f} GiB -> "
             f"{r.file_bytes_after / 2**30:.2f} GiB"

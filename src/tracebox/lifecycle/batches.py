@@ -1,12 +1,16 @@
 """Write transactions sized to hold the database's write lock about ``target_ms``.
 
-Each batch is one short write transaction; its size adapts to how long the last ones
-held the lock, and after each one the writer pauses twice as long as it held the lock,
-so the digest (waiting in SQLite's busy handler) always gets its turn.
+Each batch is one short write transaction; its size is the target divided by the cost
+per row measured on the last transactions, and after each one the writer pauses twice
+as long as it held the lock, so the digest (waiting in SQLite's busy handler) always
+gets its turn. A slow transaction shrinks the next batch at once; a fast one lets it
+grow by at most ``GROWTH``, so one cheap stretch (rows on pages already in memory, free
+pages at the end of the file) cannot size a batch that a costly stretch then runs with.
 """
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,21 +28,48 @@ MIN_PAUSE_S = 0.005
 # and checkpoint per event removed, bench/cleanup_bench.py) are spread out.
 PAUSE_FACTOR = 2.0
 CHECKPOINT_EVERY = 20  # write transactions between two passive WAL checkpoints
+GROWTH = 1.25  # a batch grows by at most this factor from one transaction to the next
+# The cost per row is remembered as the larger of the last one and this share of the
+# remembered one (plus the rest of the last): a slow transaction counts at once, fast
+# ones wear its memory down over a few transactions.
+COST_MEMORY = 0.7
+HISTOGRAM_MS = 1000  # lock times are counted per millisecond up to this, above in one bucket
 
 
 @dataclass
 class LockStats:
-    """How long cleanup's write transactions held the lock."""
+    """How long cleanup's write transactions held the lock (p50/p99 from a histogram of
+    whole milliseconds), and the passive WAL checkpoints run between them."""
 
     transactions: int = 0
     longest_ms: float = 0.0
     total_ms: float = 0.0
+    p50_ms: float = 0.0
+    p99_ms: float = 0.0
+    over_target: int = 0  # transactions longer than the target
+    checkpoints: int = 0
     checkpoint_ms: float = 0.0  # passive WAL checkpoints: no write lock, for the record
 
-    def add(self, held_ms: float) -> None:
+    def __post_init__(self) -> None:
+        self._histogram = [0] * (HISTOGRAM_MS + 1)
+
+    def add(self, held_ms: float, target_ms: float = float("inf")) -> None:
         self.transactions += 1
         self.total_ms += held_ms
         self.longest_ms = max(self.longest_ms, held_ms)
+        self.over_target += held_ms > target_ms
+        self._histogram[min(HISTOGRAM_MS, int(held_ms))] += 1
+        self.p50_ms = self._quantile(0.5)
+        self.p99_ms = self._quantile(0.99)
+
+    def _quantile(self, q: float) -> float:
+        """The upper edge of the millisecond bucket holding the ``q`` quantile."""
+        rank, seen = q * self.transactions, 0
+        for ms, n in enumerate(self._histogram):
+            seen += n
+            if n and seen >= rank:
+                return float(min(ms + 1, self.longest_ms) if ms < HISTOGRAM_MS else self.longest_ms)
+        return self.longest_ms
 
 
 class Batches:
@@ -51,44 +82,63 @@ class Batches:
         maximum: int = 2000,
         on_lock: Callable[[float], None] | None = None,
         sleep: Callable[[float], object] = time.sleep,
+        clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         self.db = db
         self.target_ms = target_ms
         self.size = initial
         self.maximum = maximum
         self.stats = LockStats()
+        self._cost_ms: float | None = None  # per row
         self._on_lock = on_lock
         self._sleep = sleep
+        self._clock = clock
 
     def write(self, work: Callable[[Connection], T], *, rows: int) -> T:
-        """Run ``work`` in one write transaction covering ``rows`` rows; adapt the size."""
-        with self.db.write() as conn:
-            started = time.perf_counter()  # the lock is held from here (BEGIN IMMEDIATE)
-            sqlite_space.without_autocheckpoint(conn)
-            result = work(conn)
-        self._done((time.perf_counter() - started) * 1000, rows)
-        return result
-
-    def timed(self, work: Callable[[], T], *, rows: int) -> T:
-        """Like ``write`` for ``work`` that runs its own single write transaction."""
-        started = time.perf_counter()
-        result = work()
-        self._done((time.perf_counter() - started) * 1000, rows)
+        """Run ``work`` in one write transaction covering ``rows`` rows; adapt the size.
+        Python's cyclic garbage collector waits until the lock is released: a collection
+        inside the transaction held the lock for nothing (4% of it, py-spy)."""
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            with self.db.write() as conn:
+                started = self._clock()  # the lock is held from here (BEGIN IMMEDIATE)
+                sqlite_space.without_autocheckpoint(conn)
+                result = work(conn)
+            held_ms = (self._clock() - started) * 1000
+        finally:
+            if collecting:
+                gc.enable()
+        self._done(held_ms, rows)
         return result
 
     def _done(self, held_ms: float, rows: int) -> None:
-        self.stats.add(held_ms)
+        self.stats.add(held_ms, self.target_ms)
         if self._on_lock:
             self._on_lock(held_ms / 1000)
         self._adapt(held_ms, rows)
         if self.stats.transactions % CHECKPOINT_EVERY == 0:
-            started = time.perf_counter()
+            started = self._clock()
             sqlite_space.checkpoint(self.db.engine)
-            self.stats.checkpoint_ms += (time.perf_counter() - started) * 1000
+            self.stats.checkpoints += 1
+            self.stats.checkpoint_ms += (self._clock() - started) * 1000
         self._sleep(max(MIN_PAUSE_S, PAUSE_FACTOR * held_ms / 1000))
 
     def _adapt(self, held_ms: float, rows: int) -> None:
-        if held_ms > self.target_ms:
-            self.size = max(1, int(self.size * self.target_ms / held_ms * 0.8))
-        elif rows >= self.size and held_ms < self.target_ms / 2:
-            self.size = min(self.maximum, self.size * 2)
+        """Size the next batch to ``target_ms`` at the remembered cost per row, learnt
+        from full batches only: the end of a list (or a single row) costs mostly the
+        transaction itself, not its rows. One of those over the target says the
+        database or the machine is slow just now: the batch shrinks in proportion."""
+        if rows <= 0:
+            return
+        if rows < self.size:
+            if held_ms > self.target_ms:
+                self.size = max(1, int(self.size * self.target_ms / held_ms))
+            return
+        cost = held_ms / rows
+        if self._cost_ms is not None and cost < self._cost_ms:
+            cost = COST_MEMORY * self._cost_ms + (1 - COST_MEMORY) * cost
+        self._cost_ms = cost
+        fitting = int(self.target_ms / max(cost, 1e-6))
+        ceiling = max(self.size + 1, int(self.size * GROWTH))
+        self.size = max(1, min(self.maximum, ceiling, fitting))

@@ -32,7 +32,11 @@ log = logging.getLogger("tracebox.lifecycle")
 
 JOB_POLL_SECONDS = 2.0  # how soon a deletion request left unfinished by its request starts
 FAILURE_PAUSE_SECONDS = 5.0  # pause before retrying a failed step (the digest: up to 5 s)
-VACUUM_PAGES = 256  # first incremental_vacuum step; adapts like the other batches
+VACUUM_PAGES = 64  # first incremental_vacuum step (16 KiB pages); adapts like the other batches
+# At most this many pages per step: moving a page in use (and rewriting the pointer to it)
+# costs far more than dropping a free page at the end of the file, so a step sized on the
+# cheap pages must not be huge (before: up to 16,384 pages, 256 MiB, in one transaction).
+VACUUM_MAX_PAGES = 1024
 
 
 @dataclass
@@ -210,7 +214,7 @@ class CleanupLoop:
     def give_back_space(self, stop: threading.Event, stats: LockStats | None = None) -> int:
         """Return free pages to the file system, a few per transaction (SQLite). Returns
         the bytes the file shrank by."""
-        batches = self.batches(initial=VACUUM_PAGES, maximum=16384)
+        batches = self.batches(initial=VACUUM_PAGES, maximum=VACUUM_MAX_PAGES)
         if stats is not None:
             batches.stats = stats  # one account of the pass's lock times
         with self.db.read() as conn:
@@ -218,8 +222,8 @@ class CleanupLoop:
         space = before
         while space.free_bytes and not stop.is_set():
             pages = batches.size
-            moved = batches.timed(
-                lambda n=pages: sqlite_space.incremental_vacuum(self.db.engine, n),  # type: ignore[misc]
+            moved = batches.write(
+                lambda conn, n=pages: sqlite_space.incremental_vacuum(conn, n),  # type: ignore[misc]
                 rows=pages,
             )
             with self.db.read() as conn:

@@ -109,19 +109,20 @@ def _postgres_space(conn: Connection) -> Space:
     return Space(size, int(stored), 0, False)
 
 
-def incremental_vacuum(engine: Engine, pages: int) -> int:
-    """Give back up to ``pages`` free pages to the file system; returns how many. One
-    write transaction of its own (SQLite; PostgreSQL: 0). ``executescript`` steps the
-    pragma to completion: a single step, as ``execute`` does, frees one page only."""
-    if engine.dialect.name != "sqlite":
+def incremental_vacuum(conn: Connection, pages: int) -> int:
+    """Give back up to ``pages`` free pages to the file system in the caller's write
+    transaction; returns how many (PostgreSQL: 0). One page per statement: a single
+    step of ``PRAGMA incremental_vacuum`` frees one page, and pysqlite steps a statement
+    without result columns once. (``executescript`` would step it to the end, but only
+    after committing, so outside the transaction whose lock time cleanup measures.)"""
+    if conn.dialect.name != "sqlite":
         return 0
-    with engine.connect() as conn:
-        raw = conn.connection.driver_connection
-        assert raw is not None
-        before = int(raw.execute("PRAGMA freelist_count").fetchone()[0])
-        raw.execute("PRAGMA wal_autocheckpoint=0")  # see without_autocheckpoint
-        raw.executescript(f"PRAGMA incremental_vacuum({int(pages)})")
-        return before - int(raw.execute("PRAGMA freelist_count").fetchone()[0])
+    raw = conn.connection.driver_connection
+    assert raw is not None
+    free = int(raw.execute("PRAGMA freelist_count").fetchone()[0])
+    for _ in range(min(free, pages)):
+        raw.execute("PRAGMA incremental_vacuum(1)")
+    return free - int(raw.execute("PRAGMA freelist_count").fetchone()[0])
 
 
 def vacuum_mode(conn: Connection) -> int | None:

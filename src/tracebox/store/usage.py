@@ -14,6 +14,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from sqlalchemy import Connection, func, select
 
@@ -69,15 +70,7 @@ def add_stored(conn: Connection, deltas: StorageDelta) -> None:
     ]
     if not rows:
         return
-    stmt = insert(conn, storage_usage)
-    stmt = stmt.on_conflict_do_update(
-        index_elements=["project_id", "kind"],
-        set_={
-            "items": storage_usage.c["items"] + stmt.excluded["items"],
-            "bytes": storage_usage.c.bytes + stmt.excluded.bytes,
-        },
-    )
-    conn.execute(stmt, sorted(rows, key=lambda r: (r["project_id"], r["kind"])))
+    conn.execute(_add_stored(conn), sorted(rows, key=lambda r: (r["project_id"], r["kind"])))
 
 
 def count_outcomes(conn: Connection, counts: OutcomeDelta) -> None:
@@ -88,12 +81,38 @@ def count_outcomes(conn: Connection, counts: OutcomeDelta) -> None:
     ]
     if not rows:
         return
-    stmt = insert(conn, usage_hourly)
-    stmt = stmt.on_conflict_do_update(
-        index_elements=["project_id", "hour", "category", "outcome", "reason"],
-        set_={"count": usage_hourly.c.count + stmt.excluded.count},
-    )
-    conn.execute(stmt, rows)
+    conn.execute(_count_outcomes(conn), rows)
+
+
+# The two upserts are built once per dialect: building one (``excluded`` proxies every
+# column, then its cache key) cost more than running it, inside cleanup's and the
+# digest's write transactions (py-spy, /work/brief/perf-cleanlock.md).
+_UPSERTS: dict[tuple[str, str], Any] = {}
+
+
+def _add_stored(conn: Connection) -> Any:
+    found = _UPSERTS.get(("storage_usage", conn.dialect.name))
+    if found is None:
+        stmt = insert(conn, storage_usage)
+        found = _UPSERTS[("storage_usage", conn.dialect.name)] = stmt.on_conflict_do_update(
+            index_elements=["project_id", "kind"],
+            set_={
+                "items": storage_usage.c["items"] + stmt.excluded["items"],
+                "bytes": storage_usage.c.bytes + stmt.excluded.bytes,
+            },
+        )
+    return found
+
+
+def _count_outcomes(conn: Connection) -> Any:
+    found = _UPSERTS.get(("usage_hourly", conn.dialect.name))
+    if found is None:
+        stmt = insert(conn, usage_hourly)
+        found = _UPSERTS[("usage_hourly", conn.dialect.name)] = stmt.on_conflict_do_update(
+            index_elements=["project_id", "hour", "category", "outcome", "reason"],
+            set_={"count": usage_hourly.c.count + stmt.excluded.count},
+        )
+    return found
 
 
 def events_stored(conn: Connection, stored: Iterable[tuple[int, float, int]]) -> None:

@@ -1,0 +1,109 @@
+"""Cleanup's write transactions follow the lock time budget: a batch sized from the cost
+per row measured on the last ones, shrunk at once after a slow one, grown a little at a
+time, and a pause after each. Deterministic: the clock is the test's, and each batch
+"costs" a chosen time per row on it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Connection
+
+from tracebox.lifecycle.batches import GROWTH, Batches
+from tracebox.store import Database
+
+TARGET_MS = 25.0
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Iterator[Database]:
+    """A database to hold transactions (the work is the test clock's, not the tables')."""
+    database = Database(f"sqlite:///{tmp_path / 'batches.sqlite3'}")
+    yield database
+    database.dispose()
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Run:
+    """Transactions whose rows cost ``ms_per_row`` each on the test's clock."""
+
+    def __init__(self, db: Database) -> None:
+        self.clock = Clock()
+        self.pauses: list[float] = []
+        self.batches = Batches(
+            db,
+            target_ms=TARGET_MS,
+            initial=100,
+            maximum=10_000,
+            sleep=self.pauses.append,
+            clock=self.clock,
+        )
+        self.sizes: list[int] = []
+        self.held_ms: list[float] = []
+
+    def transaction(self, ms_per_row: float, rows: int | None = None) -> None:
+        n = self.batches.size if rows is None else rows
+
+        def work(conn: Connection) -> None:
+            conn.exec_driver_sql("SELECT 1")
+            self.clock.now += n * ms_per_row / 1000
+
+        self.sizes.append(self.batches.size)
+        self.held_ms.append(n * ms_per_row)
+        self.batches.write(work, rows=n)
+
+
+def test_a_batch_over_the_budget_shrinks_the_next_one_to_fit(db: Database) -> None:
+    run = Run(db)
+    run.transaction(0.5)  # 100 rows: 50 ms, twice the target
+
+    assert 49 <= run.batches.size <= 50  # 25 ms / 0.5 ms per row
+    assert run.pauses[-1] == pytest.approx(0.1)  # twice as long as it held the lock
+    run.transaction(0.5)
+    assert run.held_ms[-1] <= TARGET_MS + 0.5
+    assert run.batches.stats.transactions == 2
+    assert run.batches.stats.over_target == 1
+    assert round(run.batches.stats.longest_ms) == 50
+
+
+def test_cheaper_rows_grow_the_batch_gradually_up_to_the_budget(db: Database) -> None:
+    run = Run(db)
+    for _ in range(40):
+        run.transaction(0.05)  # the budget holds 500 rows
+
+    for before, after in zip(run.sizes, run.sizes[1:], strict=False):
+        assert before <= after <= max(before + 1, int(before * GROWTH))
+    assert all(ms <= TARGET_MS + 0.01 for ms in run.held_ms)
+    assert 450 <= run.batches.size <= 500
+
+
+def test_rows_turning_costly_cost_one_slow_transaction_only(db: Database) -> None:
+    run = Run(db)
+    for _ in range(40):
+        run.transaction(0.05)
+    run.transaction(0.5)  # ten times the cost: this one is over the budget
+    for _ in range(10):
+        run.transaction(0.5)
+
+    over = [ms for ms in run.held_ms if ms > TARGET_MS + 0.5]
+    assert len(over) == 1
+    assert run.pauses[-11] == pytest.approx(2 * over[0] / 1000)
+    assert 49 <= run.batches.size <= 50
+
+
+def test_a_short_list_says_little_about_the_batch_size(db: Database) -> None:
+    run = Run(db)
+    run.transaction(20.0, rows=1)  # one row: mostly the transaction's own cost
+
+    assert run.batches.size == 100
+    run.transaction(40.0, rows=1)  # over the budget even so: the machine is slow just now
+    assert run.batches.size == 62  # 100 x 25 / 40

@@ -33,9 +33,12 @@ _NUMBER_END = re.compile(rb"[^\s,\]}]*")
 _STRUCTURE = re.compile(rb'[\[\]{}"]')
 _WS = b" \t\r\n"
 # What must follow a sensitive word for it to be a name (``text._name_position``): more
-# name characters, blanks, then a quote, a backslash, "=" or ":". A necessary condition,
-# checked first because it is one C call.
-_NAME_TAIL = re.compile(rb"[A-Za-z0-9_\-.\[\]]*[ \t]*[\"'\\=:]")
+# name characters and blanks, then '":' or '",' (a key, a pair's name), a quote and "="
+# or ":" ('name': ..., \\"name\\": ...), or "=" or ":" (name=value). A necessary
+# condition, checked first because it is one C call.
+_NAME_TAIL = re.compile(
+    rb"[A-Za-z0-9_\-.\[\]]*[ \t]*(?:\"[:,]|\\[\x00-\xff][ \t]*[=:]|'[ \t]*[=:]|[=:])"
+)
 
 Edit = tuple[int, int, bytes]  # begin, end, replacement
 

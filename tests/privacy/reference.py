@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 from tracebox.privacy.blob import Remarks
 from tracebox.privacy.keys import SAFE, KeyMatcher
 from tracebox.privacy.rules import (
@@ -176,3 +178,30 @@ def _forget(value: Any, secrets: dict[str, str], keys: KeyMatcher, owner: object
             ]
         return [_forget(v, secrets, keys, None) for v in value]
     return value
+
+
+def whole_json_scrub(event: dict[str, Any], settings: PrivacySettings) -> dict[str, Any]:
+    """The scrub as it was before per-field reloading: the event's JSON scrubbed, then
+    parsed whole. ``privacy.scrub`` must give exactly this (remarks included)."""
+    from tracebox.privacy import scrubber_for
+
+    blob_scrubber = scrubber_for(settings).blob
+    remarks = Remarks()
+    out = {k: v for k, v in event.items() if k != REMARKS_KEY}
+    if settings.scrub_data:
+        parts = [
+            ({k: v for k, v in out.items() if k not in _NO_KEY_RULES}, True),
+            ({k: out[k] for k in _NO_KEY_RULES if k in out}, False),
+        ]
+        blobs = [(orjson.dumps(part), keyed) for part, keyed in parts if part]
+        scrubbed = [blob_scrubber.scrub(b, remarks, keyed=keyed) for b, keyed in blobs]
+        if remarks.learned:
+            scrubbed = [blob_scrubber.forget_learned(b, remarks) for b in scrubbed]
+        for (before, _), after in zip(blobs, scrubbed, strict=True):
+            if after is not before:
+                out.update(orjson.loads(after))
+        _echoed_params(event, out, remarks)
+    _ips(out, settings, remarks)
+    if remarks:
+        out[REMARKS_KEY] = remarks.as_json()
+    return out

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.privacy.reference import Scrubber as ReferenceScrubber
+from tests.privacy.reference import whole_json_scrub
 from tracebox import privacy
 from tracebox.privacy import PrivacySettings
 from tracebox.privacy.text import luhn_valid
@@ -226,3 +227,54 @@ def test_scrubbing_twice_changes_nothing_more(case: tuple[dict[str, Any], list[s
     once.pop("_scrubbed", None)
     twice.pop("_scrubbed", None)
     assert once == twice
+
+
+EVERY_OPTION = PrivacySettings(
+    ip_mode=privacy.IpMode.ANONYMIZE,
+    safe_fields=("session", "request"),
+    sensitive_fields=("x_note", "user"),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(event(), st.sampled_from([PrivacySettings(), EVERY_OPTION]))
+def test_reloading_only_the_edited_fields_changes_nothing(
+    case: tuple[dict[str, Any], list[str]], rules: PrivacySettings
+) -> None:
+    """``privacy.scrub`` parses back only the top-level fields it edited; the event and
+    its remarks are exactly those of parsing the whole scrubbed JSON."""
+    normalized = normalize_event(case[0], received_at=1.0, client_ip="203.0.113.7")
+    fast = privacy.scrub(normalized, rules)
+    assert orjson.dumps(fast) == orjson.dumps(whole_json_scrub(normalized, rules))
+
+
+@st.composite
+def event_learning_nothing(draw: st.DrawFn) -> dict[str, Any]:
+    """Secrets in text and under sensitive names, none of which is learned (too short or
+    with a space): the scrubber then reloads only the fields it edited."""
+    planted: list[str] = []
+    unlearned = st.sampled_from(["abc", "two words here", "short1", 12, 4.5, None])
+    pairs = st.lists(st.tuples(SENSITIVE_NAMES | keys, unlearned), max_size=4)
+    return {
+        "message": draw(text_with_secret(planted)),
+        "extra": dict(draw(pairs)),
+        "request": {
+            "url": f"https://x.example.com/p?{draw(SENSITIVE_NAMES)}=ab",
+            "headers": [list(p) for p in draw(pairs) if isinstance(p[1], str)],
+            "cookies": "theme=dark; session=a b",
+        },
+        "breadcrumbs": [{"message": draw(text_with_secret(planted))}],
+        "tags": {"t": draw(text_with_secret(planted))[:200]},
+        "user": {"id": "1", "ip_address": "203.0.113.9"},
+        "modules": {draw(SENSITIVE_NAMES): "1.0"},
+    }
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(event_learning_nothing(), st.sampled_from([PrivacySettings(), EVERY_OPTION]))
+def test_reloading_only_the_edited_fields_of_an_event_learning_nothing(
+    raw: dict[str, Any], rules: PrivacySettings
+) -> None:
+    normalized = normalize_event(raw, received_at=1.0, client_ip="203.0.113.7")
+    fast = privacy.scrub(normalized, rules)
+    assert orjson.dumps(fast) == orjson.dumps(whole_json_scrub(normalized, rules))

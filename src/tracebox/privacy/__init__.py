@@ -48,4 +48,14 @@ def scrubber_for(settings: PrivacySettings) -> Scrubber:
 
 def scrub(event: dict[str, Any], settings: PrivacySettings = DEFAULT_SETTINGS) -> dict[str, Any]:
     """``event`` scrubbed by ``settings``; the input is not changed."""
-    return scrubber_for(settings).scrub(event)
+    global _last
+    last = _last  # one read: the pair stays consistent if another thread replaces it
+    if last is not None and last[0] is settings:  # a batch mostly has one project's rules
+        return last[1].scrub(event)
+    scrubber = scrubber_for(settings)
+    _last = (settings, scrubber)
+    return scrubber.scrub(event)
+
+
+# The last settings and their scrubber: skips hashing the settings for every event.
+_last: tuple[PrivacySettings, Scrubber] | None = None

@@ -32,6 +32,15 @@ _FILTERED_JSON = orjson.dumps(FILTERED)
 _NUMBER_END = re.compile(rb"[^\s,\]}]*")
 _STRUCTURE = re.compile(rb'[\[\]{}"]')
 _WS = b" \t\r\n"
+# What must follow a sensitive word for it to be a name (``text._name_position``): more
+# name characters and blanks, then '":' or '",' (a key, a pair's name), a quote and "="
+# or ":" ('name': ..., \\"name\\": ...), or "=" or ":" (name=value). A necessary
+# condition, checked first because it is one C call.
+_NAME_TAIL = re.compile(
+    rb"[A-Za-z0-9_\-.\[\]]*[ \t]*(?:\"[:,]|\\[\x00-\xff][ \t]*[=:]|'[ \t]*[=:]|[=:])"
+)
+
+Edit = tuple[int, int, bytes]  # begin, end, replacement
 
 
 @dataclass
@@ -70,9 +79,12 @@ MIN_LEARNED_CHARS = 8  # shorter filtered values are not searched for elsewhere
 def looks_secret(value: str) -> bool:
     """One word of 8+ characters with a digit or a symbol in it, or of 12+ characters:
     a word like "password" or "production" would filter too much if searched for."""
-    if len(value) < MIN_LEARNED_CHARS or value == FILTERED or any(c.isspace() for c in value):
+    if len(value) < MIN_LEARNED_CHARS or value == FILTERED or _SPACE.search(value):
         return False
-    return len(value) >= 12 or any(not c.isalpha() for c in value)
+    return len(value) >= 12 or not value.isalpha()
+
+
+_SPACE = re.compile(r"\s")  # str.isspace()'s characters (both use Py_UNICODE_ISSPACE)
 
 
 def text_id(text: str) -> str:
@@ -89,13 +101,26 @@ class BlobScrubber:
 
     def scrub(self, blob: bytes, remarks: Remarks, *, keyed: bool) -> bytes:
         """``blob`` with every rule applied; ``blob`` itself when nothing changed."""
-        hits = self.text.candidates(blob)
-        edits: list[tuple[int, int, bytes]] = []
+        return _spliced(blob, self.edits(blob, remarks, keyed=keyed))
+
+    def edits(self, blob: bytes, remarks: Remarks, *, keyed: bool) -> list[Edit]:
+        """The edits that apply every rule to ``blob``: sorted, disjoint (begin, end,
+        replacement) spans."""
+        text = self.text
+        tail = text.name_tail
+        edits: list[Edit] = []
         done = 0
-        for start, index in hits:
-            if start >= done and self.text.worth(blob, start, index):
+        for start, index in text.candidates(blob):
+            if start < done:
+                continue
+            # Most candidates are a sensitive word in prose or code ("session" in a file
+            # name): one regex call rules out those not followed by what a name needs.
+            ends = tail[index]
+            if ends is not None and _NAME_TAIL.match(blob, start + ends) is None:
+                continue
+            if text.worth(blob, start, index):
                 done = max(done, self._decide(blob, start, edits, remarks, keyed))
-        return _spliced(blob, edits)
+        return edits
 
     def forget_learned(self, blob: bytes, remarks: Remarks) -> bytes:
         """``blob`` with every learned secret filtered in every string value (not in keys);

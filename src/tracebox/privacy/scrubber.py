@@ -8,12 +8,13 @@ field's value is kept whole, its children too. The input event is never changed.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
 
 from tracebox.privacy import ip
-from tracebox.privacy.blob import BlobScrubber, Remarks, text_id
+from tracebox.privacy.blob import BlobScrubber, Edit, Remarks, _spliced, text_id
 from tracebox.privacy.keys import KeyMatcher
 from tracebox.privacy.rules import FILTERED, IP_ANONYMIZED, IP_REMOVED, SENSITIVE_KEY, normalize_key
 from tracebox.privacy.settings import IpMode, PrivacySettings
@@ -39,21 +40,80 @@ class Scrubber:
         out = {k: v for k, v in event.items() if k != REMARKS_KEY}
         if self.settings.scrub_data:
             parts = [
-                ({k: v for k, v in out.items() if k not in _NO_KEY_RULES}, True),
-                ({k: out[k] for k in _NO_KEY_RULES if k in out}, False),
+                _Part([(k, v) for k, v in out.items() if k not in _NO_KEY_RULES], keyed=True),
+                _Part([(k, out[k]) for k in _NO_KEY_RULES if k in out], keyed=False),
             ]
-            blobs = [(orjson.dumps(part), keyed) for part, keyed in parts if part]
-            scrubbed = [self.blob.scrub(b, remarks, keyed=keyed) for b, keyed in blobs]
-            if remarks.learned:
-                scrubbed = [self.blob.forget_learned(b, remarks) for b in scrubbed]
-            for (before, _), after in zip(blobs, scrubbed, strict=True):
-                if after is not before:
-                    out.update(orjson.loads(after))
+            parts = [part for part in parts if part.items]
+            edits = [self.blob.edits(part.blob, remarks, keyed=part.keyed) for part in parts]
+            for part, found in zip(parts, edits, strict=True):
+                if remarks.learned or not part.reload_values(out, found):
+                    after = _spliced(part.blob, found)
+                    if remarks.learned:
+                        after = self.blob.forget_learned(after, remarks)
+                    if after is not part.blob:
+                        out.update(orjson.loads(after))
             _echoed_params(event, out, remarks)
         _ips(out, self.settings, remarks)
         if remarks:
             out[REMARKS_KEY] = remarks.as_json()
         return out
+
+
+class _Part:
+    """Top-level fields of an event as one JSON object (what ``orjson.dumps`` of them as a
+    dict gives), with where each field's value is in it: an edit then costs a parse of
+    the values it touched, not of the whole event (every event has a cookie header)."""
+
+    def __init__(self, items: list[tuple[str, Any]], *, keyed: bool) -> None:
+        self.items = items
+        self.keyed = keyed
+        self.names: list[bytes] = []
+        self.values: list[bytes] = []
+        if not all(type(key) is str for key, _ in items):
+            self.blob = orjson.dumps(dict(items))  # as before: orjson decides
+            return
+        self.names = [orjson.dumps(key) for key, _ in items]
+        self.values = [orjson.dumps(value) for _, value in items]
+        self.blob = b"{%b}" % b",".join(map(b":".join, zip(self.names, self.values, strict=True)))
+
+    def spans(self) -> Iterator[tuple[str, int, int]]:
+        """(key, where its value starts, where it ends) of every field, in order."""
+        at = 1  # past "{"
+        for (key, _), name, value in zip(self.items, self.names, self.values, strict=True):
+            start = at + len(name) + 1
+            yield key, start, start + len(value)
+            at = start + len(value) + 1  # past ","
+
+    def reload_values(self, out: dict[str, Any], edits: list[Edit]) -> bool:
+        """Put the edited values into ``out``; False (nothing done) when an edit is not
+        inside one value (a key edited), or the fields are not all known."""
+        if not edits:
+            return True
+        if not self.names:
+            return False
+        blob = self.blob
+        spans = self.spans()
+        key, start, end = next(spans)
+        changed: dict[str, Any] = {}
+        pending: list[Edit] = []
+        for edit in edits:
+            while edit[0] >= end:
+                if pending:
+                    changed[key] = _reloaded(blob, start, end, pending)
+                    pending = []
+                key, start, end = next(spans, ("", len(blob), len(blob)))
+            if edit[0] < start or edit[1] > end:
+                return False
+            pending.append(edit)
+        if pending:
+            changed[key] = _reloaded(blob, start, end, pending)
+        out.update(changed)
+        return True
+
+
+def _reloaded(blob: bytes, start: int, end: int, edits: list[Edit]) -> Any:
+    shifted = [(b - start, e - start, r) for b, e, r in edits]
+    return orjson.loads(_spliced(blob[start:end], shifted))
 
 
 def _echoed_params(event: dict[str, Any], out: dict[str, Any], remarks: Remarks) -> None:

@@ -37,6 +37,10 @@ from tracebox.privacy.rules import (
 )
 
 MAX_KEY_CHARS = 64  # a name in name=value text is at most this long
+# Texts whose result is remembered per project's rules: how many, and up to what length
+# (names, header values and source lines; longer texts are rarely seen twice).
+MAX_CACHED_TEXTS = 4096
+MAX_CACHED_CHARS = 256
 _FILTERED = FILTERED.encode()
 # Lowercase ASCII letters and fold every digit to "0", in one pass (offsets unchanged).
 FOLD = bytes(ord("0") if 48 <= b <= 57 else b + 32 if 65 <= b <= 90 else b for b in range(256))
@@ -156,6 +160,9 @@ class TextScrubber:
 
     def __init__(self, keys: KeyMatcher, *, defaults: bool) -> None:
         self.keys = keys
+        # The strings decided on are mostly names and source lines that every event of an
+        # error repeats: their result is kept (a pure function of the text).
+        self._cache: dict[str, tuple[str, list[str]]] = {}
         kinds: dict[bytes, tuple[_Kind | None, ...]] = {}
         if defaults:
             kinds.update((a.encode(), k) for a, k in _ANCHORS.items())
@@ -170,6 +177,11 @@ class TextScrubber:
                 kinds.setdefault(form.encode().translate(FOLD), (_WORD,))
         self.patterns = list(kinds)
         self.kinds = [kinds[p] for p in self.patterns]
+        # For a pattern that is only a sensitive name: where the name's end is looked for
+        # from the candidate's start (as ``worth``); None for value patterns.
+        self.name_tail = [
+            len(p.strip(b'"=')) if kinds[p] == (_WORD,) else None for p in self.patterns
+        ]
         self.automaton = (
             ahocorasick_rs.BytesAhoCorasick(self.patterns, implementation=_DFA)
             if self.patterns
@@ -181,7 +193,8 @@ class TextScrubber:
         if self.automaton is None:
             return []
         found = self.automaton.find_matches_as_indexes(data.translate(FOLD))
-        return sorted((start, index) for index, start, _ in found)
+        # Non-overlapping matches come left to right: already in order.
+        return [(start, index) for index, start, _ in found]
 
     def worth(self, data: bytes, start: int, index: int) -> bool:
         """Whether a candidate in a JSON document can lead anywhere, judged on its bytes
@@ -199,6 +212,17 @@ class TextScrubber:
     def scrub(self, text: str) -> tuple[str, list[str]]:
         if len(text) < 4 or self.automaton is None:
             return text, []
+        if len(text) > MAX_CACHED_CHARS:
+            return self._scrub(text)
+        try:
+            scrubbed, rules = self._cache[text]
+        except KeyError:
+            if len(self._cache) >= MAX_CACHED_TEXTS:
+                self._cache.clear()
+            scrubbed, rules = self._cache[text] = self._scrub(text)
+        return scrubbed, list(rules)
+
+    def _scrub(self, text: str) -> tuple[str, list[str]]:
         data = text.encode("utf-8", "surrogatepass")
         found = self.candidates(data)
         if not found:

@@ -91,6 +91,11 @@ class Settings(BaseSettings):
     spool_commit_interval_ms: float = 2.0  # group commit: longest wait to batch fsyncs
     digest_batch_size: int = 500  # spool records per digest transaction
     digest_poll_interval_ms: float = 20.0  # digest sleeps this long when the spool is empty
+    # Niceness added to serve's background process (digest, alert sender, cleanup), so
+    # the web workers get the CPU first when it is contended: SDKs get their answer in
+    # time, and the spool absorbs what the digest falls behind (issues 10 and 13). 0: the
+    # same priority as the web workers. Unix nice values go up to 19.
+    background_nice: int = Field(default=10, ge=0, le=19)
     retry_after_seconds: int = 30  # Retry-After sent with 503 (spool full, database down)
 
     # --- storage: retention, disk budget, cleanup (docs/storage.md) -----------------------

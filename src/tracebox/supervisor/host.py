@@ -39,6 +39,8 @@ def run_background(settings: Settings, restarts: int = 0, *, spawned: bool = Tru
     Ctrl-C reaches the whole process group, and ``serve`` stops us in order).
     """
     logs.configure(settings.log_level)
+    if spawned:
+        _lower_priority(settings.background_nice)
     held = _lock(settings)
     stop = threading.Event()
     _on_signals(stop, spawned=spawned)
@@ -58,6 +60,13 @@ def run_background(settings: Settings, restarts: int = 0, *, spawned: bool = Tru
     finally:
         db.dispose()
         held.release()
+
+
+def _lower_priority(nice: int) -> None:
+    """Yield the CPU to serve's web workers (``TRACEBOX_BACKGROUND_NICE``). Before any unit
+    thread starts: on Linux a thread inherits its creator's niceness."""
+    if nice > 0:
+        os.nice(nice)
 
 
 def _lock(settings: Settings) -> datadir.DataDirLock:

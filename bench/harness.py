@@ -115,8 +115,9 @@ def session_pids(sid: int) -> list[int]:
 
 
 def describe(pid: int, leader: int) -> str:
-    """A short name for a server process. The digest worker is the leader's first
-    multiprocessing child (``serve`` starts it before uvicorn starts any worker)."""
+    """A short name for a server process. The digest worker is ``python -m
+    tracebox.supervisor`` (before issue 10's memory work: the leader's first
+    multiprocessing child, started before uvicorn starts any worker)."""
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
             cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
@@ -124,6 +125,8 @@ def describe(pid: int, leader: int) -> str:
         return "gone"
     if pid == leader:
         return "serve (leader; uvicorn when --workers 1)"
+    if "-m tracebox.supervisor" in cmdline:  # serve's background process
+        return "digest"
     if "resource_tracker" in cmdline:
         return "multiprocessing resource tracker"
     if "spawn_main" in cmdline:
@@ -179,9 +182,11 @@ class RssSampler:
             if pid not in self.kinds:
                 self.kinds[pid] = describe(pid, self.leader)
         spawned = sorted(p for p, kind in self.kinds.items() if kind == "spawned child")
+        digest_spawned = "digest" not in self.kinds.values()  # as serve did before issue 10
         for pid, kind in self.kinds.items():
             if kind == "spawned child":
-                kind = "digest" if pid == spawned[0] else f"web worker {pid}"
+                first = digest_spawned and pid == spawned[0]
+                kind = "digest" if first else f"web worker {pid}"
             self.names[pid] = kind
 
 

@@ -90,7 +90,20 @@ class Settings(BaseSettings):
     spool_min_free_bytes: int = Field(default=128 * MIB, ge=0)
     spool_commit_interval_ms: float = 2.0  # group commit: longest wait to batch fsyncs
     digest_batch_size: int = 500  # spool records per digest transaction
+    # ... and at most about this many bytes of them (at the last batch's mean record size):
+    # a batch's events are parsed all at once, so this bounds the digest's memory (issue
+    # 10: 250 MB for the whole server). Large events make smaller transactions.
+    digest_batch_bytes: int = Field(default=2 * MIB, ge=1)
     digest_poll_interval_ms: float = 20.0  # digest sleeps this long when the spool is empty
+    # Niceness added to serve's background process (digest, alert sender, cleanup), so
+    # the web workers get the CPU first when it is contended: SDKs get their answer in
+    # time, and the spool absorbs what the digest falls behind (issues 10 and 13). 0: the
+    # same priority as the web workers. Unix nice values go up to 19.
+    background_nice: int = Field(default=10, ge=0, le=19)
+    # SQLite page cache of each connection of the background process (4 connections; the
+    # web workers keep 32 MiB each). Measured (issue 10): the digest writes as fast with
+    # 4 MiB as with 32, which cost ~30 MB more resident memory once filled.
+    background_sqlite_cache_mib: int = Field(default=8, ge=1)
     retry_after_seconds: int = 30  # Retry-After sent with 503 (spool full, database down)
 
     # --- storage: retention, disk budget, cleanup (docs/storage.md) -----------------------

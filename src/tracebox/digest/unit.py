@@ -17,6 +17,7 @@ def run_unit(ctx: UnitContext) -> None:
         ctx.db,
         SpoolReader(settings.spool_dir),
         batch_size=settings.digest_batch_size,
+        batch_bytes=settings.digest_batch_bytes,
         node=datadir.node_id(settings.data_dir),
         metrics=Metrics(),
         symbolication_cache_bytes=settings.symbolication_cache_bytes,

@@ -42,6 +42,9 @@ class DigestStats:
 
 
 SINGLE_NODE = "local"  # the node name when none is given (one node, e.g. in tests)
+# What a record is assumed to weigh before the first batch says (a large event: the
+# benchmark corpus's events are 5-20 KB), so the first batch stays within the budget too.
+FIRST_RECORD_BYTES_GUESS = 16 * 1024
 PROGRESS_INTERVAL_S = 1.0  # publish progress at least this often while idle
 
 
@@ -59,6 +62,7 @@ class DigestWorker:
         reader: SpoolReader,
         *,
         batch_size: int,
+        batch_bytes: int | None = None,
         node: str = SINGLE_NODE,
         metrics: Metrics | None = None,
         symbolication_cache_bytes: int = DEFAULT_SYMBOLICATION_CACHE_BYTES,
@@ -70,6 +74,8 @@ class DigestWorker:
         self.metrics = metrics
         self.reader = reader
         self.batch_size = batch_size
+        self.batch_bytes = batch_bytes
+        self._record_bytes = FIRST_RECORD_BYTES_GUESS  # mean record size of the last batch
         self.node = node
         self.symbolicator = Symbolicator(StoreArtifacts(db), MapCache(symbolication_cache_bytes))
         self.preparer = Preparer(symbolicator=self.symbolicator)
@@ -89,7 +95,7 @@ class DigestWorker:
         with self.db.read() as conn:
             positions = cursors.load(conn, self.node)
         read_at = time.time()
-        batch = self.reader.read(positions, self.batch_size)
+        batch = self.reader.read(positions, self._batch_records())
         if not batch.records:
             self._release(positions)
             self._publish(positions, batch.drained, read_at, changed=False)
@@ -103,6 +109,7 @@ class DigestWorker:
             # project was deleted after ingestion). Find it rather than stall every project.
             log.exception("digest batch refused; digesting its records one by one")
             result = self._commit_singly(positions, len(batch.records))
+        self._record_bytes = max(1, sum(map(len, batch.records)) // len(batch.records))
         self._release(batch.positions)
         self._publish(batch.positions, batch.drained, read_at, changed=True)
         self.stats.batches += 1
@@ -113,6 +120,14 @@ class DigestWorker:
         if self.metrics:
             self.metrics.digested(len(batch.records), result)
         return len(batch.records)
+
+    def _batch_records(self) -> int:
+        """Records to read for the next batch: ``batch_size``, fewer when ``batch_bytes``
+        would be exceeded at the last batch's mean record size. A batch's events are all
+        parsed at once: the budget bounds the digest's memory (issue 10's 250 MB)."""
+        if self.batch_bytes is None:
+            return self.batch_size
+        return max(1, min(self.batch_size, self.batch_bytes // self._record_bytes))
 
     def _commit(self, batch: Batch) -> store_digest.BatchResult:
         """Write a batch and its new spool positions in one transaction."""

@@ -27,7 +27,13 @@ from sqlalchemy import Connection, Engine, event, text
 from sqlalchemy.exc import OperationalError as _OperationalError
 
 from tracebox.errors import QueryTimeout
-from tracebox.store.engine import is_sqlite, make_engine, migrate, pending_migrations
+from tracebox.store.engine import (
+    SQLITE_CACHE_KIB,
+    is_sqlite,
+    make_engine,
+    migrate,
+    pending_migrations,
+)
 
 OperationalError = _OperationalError
 SQLITE_PROGRESS_STEPS = 10_000  # VM instructions between two looks at the query clock
@@ -38,9 +44,18 @@ class Database:
     """Owns the engine. SQLite writers take the write lock up front (BEGIN IMMEDIATE), so
     a read-then-write transaction never fails half way with SQLITE_BUSY."""
 
-    def __init__(self, url: str, *, pool_size: int = 5, query_timeout_ms: float = 0) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        pool_size: int = 5,
+        query_timeout_ms: float = 0,
+        sqlite_cache_kib: int = SQLITE_CACHE_KIB,
+    ) -> None:
         self.url = url
-        self.engine: Engine = make_engine(url, pool_size=pool_size)
+        self.engine: Engine = make_engine(
+            url, pool_size=pool_size, sqlite_cache_kib=sqlite_cache_kib
+        )
         self.is_sqlite = is_sqlite(self.engine)
         self.query_timeout_ms = query_timeout_ms
         if self.is_sqlite:

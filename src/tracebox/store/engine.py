@@ -2,35 +2,48 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.pool import NullPool
 
 from tracebox.store import sqlite_space
 
+if TYPE_CHECKING:
+    from alembic.config import Config
+
+# alembic is imported where it is used: it brings mako, pygments and every SQLAlchemy
+# dialect (~12 MB resident), which only the process applying migrations needs (issue 10).
+
 SQLITE_BUSY_TIMEOUT_MS = 30_000  # a reader or writer waits this long for the write lock
+SQLITE_CACHE_KIB = 32_000  # page cache per connection (the web workers' default)
 
 
 def is_sqlite(engine: Engine) -> bool:
     return engine.dialect.name == "sqlite"
 
 
-def make_engine(url: str, *, pool_size: int = 5) -> Engine:
-    """An engine with the pragmas SQLite needs to be a production database (STYLE rule 5)."""
+def make_engine(
+    url: str, *, pool_size: int = 5, sqlite_cache_kib: int = SQLITE_CACHE_KIB
+) -> Engine:
+    """An engine with the pragmas SQLite needs to be a production database (STYLE rule 5).
+    ``sqlite_cache_kib``: each connection's page cache (memory it keeps once filled)."""
     if url.startswith("sqlite"):
         _ensure_sqlite_dir(url)
+        # A file's pool hands out the most recently used connection first: each connection
+        # fills a page cache of its own, and cycling through the pool (FIFO) would hold
+        # the same pages in every one of them.
+        on_file = ":///" in url and _sqlite_path(url) is not None
+        pool: dict[str, Any] = {"pool_use_lifo": True} if on_file else {}
         engine = create_engine(
             url,
             connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000, "check_same_thread": False},
             poolclass=NullPool if ":memory:" in url else None,
+            **pool,
         )
-        event.listen(engine, "connect", _sqlite_pragmas)
+        event.listen(engine, "connect", partial(_sqlite_pragmas, cache_kib=sqlite_cache_kib))
         # pysqlite's own transaction handling defers BEGIN; issue BEGIN IMMEDIATE ourselves
         # for writers (Database.write) and plain BEGIN for readers.
         event.listen(engine, "begin", _sqlite_begin)
@@ -51,7 +64,7 @@ def _sqlite_path(url: str) -> Path | None:
     return Path(path) if path and path != ":memory:" else None
 
 
-def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any, *, cache_kib: int) -> None:
     dbapi_connection.isolation_level = None  # we emit BEGIN ourselves
     cursor = dbapi_connection.cursor()
     sqlite_space.new_file_pragmas(cursor)  # before WAL: a new file's page size and vacuum mode
@@ -59,7 +72,7 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
-    cursor.execute("PRAGMA cache_size=-32000")  # 32 MiB page cache per connection
+    cursor.execute(f"PRAGMA cache_size=-{int(cache_kib)}")  # negative: KiB, not pages
     cursor.close()
 
 
@@ -69,6 +82,8 @@ def _sqlite_begin(connection: Any) -> None:
 
 
 def alembic_config(url: str) -> Config:
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(Path(__file__).parent / "migrations"))
     config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
@@ -77,6 +92,9 @@ def alembic_config(url: str) -> Config:
 
 def pending_migrations(engine: Engine, url: str) -> bool:
     """True when the schema is not at the newest migration (or not there at all)."""
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+
     script = ScriptDirectory.from_config(alembic_config(url))
     with engine.connect() as conn:
         current = set(MigrationContext.configure(conn).get_current_heads())
@@ -86,6 +104,8 @@ def pending_migrations(engine: Engine, url: str) -> bool:
 def migrate(url: str) -> None:
     """Apply every migration not yet applied (idempotent); then convert an older SQLite
     file to incremental auto-vacuum, which cannot run inside a migration."""
+    from alembic import command
+
     command.upgrade(alembic_config(url), "head")
     path = _sqlite_path(url)
     if path is not None:

@@ -39,14 +39,28 @@ def run_background(settings: Settings, restarts: int = 0, *, spawned: bool = Tru
     Ctrl-C reaches the whole process group, and ``serve`` stops us in order).
     """
     logs.configure(settings.log_level)
+    if spawned:
+        _lower_priority(settings.background_nice)
     held = _lock(settings)
     stop = threading.Event()
     _on_signals(stop, spawned=spawned)
     if spawned:
         _watch_parent(stop)
-    db = Database(settings.resolved_database_url(), pool_size=len(UNITS) + 1)
+    db = Database(
+        settings.resolved_database_url(),
+        pool_size=len(UNITS) + 1,
+        sqlite_cache_kib=settings.background_sqlite_cache_mib * 1024,
+    )
     try:
-        threads = [_start_unit(unit, settings, db, stop, restarts) for unit in UNITS]
+        beats = {
+            unit.name: Heartbeat(settings.data_dir, unit.name, restarts=restarts) for unit in UNITS
+        }
+        # Every unit says "running" before any starts, the first registered (the digest)
+        # last: whoever sees it back after a restart sees the whole process back, even
+        # when the unit threads are slow to get the CPU (TRACEBOX_BACKGROUND_NICE).
+        for unit in reversed(UNITS):
+            beats[unit.name].started()
+        threads = [_start_unit(unit, settings, db, stop, beats[unit.name]) for unit in UNITS]
         while not stop.wait(1.0):  # short waits: signal handlers run on the main thread
             pass
         deadline = time.monotonic() + max(1.0, settings.shutdown_timeout_seconds - 1.5)
@@ -58,6 +72,13 @@ def run_background(settings: Settings, restarts: int = 0, *, spawned: bool = Tru
     finally:
         db.dispose()
         held.release()
+
+
+def _lower_priority(nice: int) -> None:
+    """Yield the CPU to serve's web workers (``TRACEBOX_BACKGROUND_NICE``). Before any unit
+    thread starts: on Linux a thread inherits its creator's niceness."""
+    if nice > 0:
+        os.nice(nice)
 
 
 def _lock(settings: Settings) -> datadir.DataDirLock:
@@ -98,9 +119,8 @@ def _watch_parent(stop: threading.Event) -> None:
 
 
 def _start_unit(
-    unit: Unit, settings: Settings, db: Database, stop: threading.Event, restarts: int
+    unit: Unit, settings: Settings, db: Database, stop: threading.Event, heartbeat: Heartbeat
 ) -> threading.Thread:
-    heartbeat = Heartbeat(settings.data_dir, unit.name, restarts=restarts)
     ctx = UnitContext(unit.name, settings, db, stop, heartbeat.beat)
     thread = threading.Thread(
         target=_supervise, args=(unit, ctx, heartbeat), name=f"unit-{unit.name}", daemon=True

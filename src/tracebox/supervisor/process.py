@@ -9,31 +9,33 @@ waits until the shutdown deadline, then kills what is left.
 
 from __future__ import annotations
 
+import contextlib
 import logging
-import multiprocessing
 import signal
+import subprocess
+import sys
 import threading
 import time
-from multiprocessing.process import BaseProcess
 
 from tracebox.config import Settings
 from tracebox.supervisor.backoff import Backoff
-from tracebox.supervisor.host import run_background
 
 log = logging.getLogger("tracebox.supervisor")
 
 KILL_MARGIN_S = 0.5  # kill this long before the deadline, so serve itself exits within it
+# The background process (``supervisor.__main__``): a plain child, not multiprocessing's
+# spawn, which would add a resource tracker process (~13 MB of the 250 MB budget).
+COMMAND = (sys.executable, "-m", "tracebox.supervisor")
 
 
 class ProcessSupervisor:
     def __init__(self, settings: Settings) -> None:
         self._settings = settings
-        self._context = multiprocessing.get_context("spawn")
         self._lock = threading.RLock()  # RLock: begin_stop may run in a signal handler
         self._stopping = threading.Event()
         self._stop_requested_at: float | None = None
-        self._process: BaseProcess | None = None  # running and not yet asked to stop
-        self._last: BaseProcess | None = None
+        self._process: subprocess.Popen[bytes] | None = None  # running, not yet asked to stop
+        self._last: subprocess.Popen[bytes] | None = None
         self._thread = threading.Thread(target=self._run, name="supervisor", daemon=True)
         self.restarts = 0
 
@@ -47,8 +49,8 @@ class ProcessSupervisor:
                 self._stop_requested_at = time.monotonic()
             self._stopping.set()
             process, self._process = self._process, None  # signalled once
-        if process is not None and process.exitcode is None:
-            process.terminate()  # SIGTERM
+        if process is not None and process.returncode is None:
+            process.terminate()  # SIGTERM (not sent if it has been reaped meanwhile)
 
     def stop(self) -> None:
         """Stop the background process: SIGTERM, then SIGKILL at the shutdown deadline."""
@@ -57,10 +59,11 @@ class ProcessSupervisor:
         deadline = self._stop_requested_at + self._settings.shutdown_timeout_seconds
         self._thread.join(max(0.0, deadline - KILL_MARGIN_S - time.monotonic()))
         process = self._last
-        if process is not None and process.exitcode is None:
+        if process is not None and process.returncode is None:
             log.warning("background process (pid %s) did not stop in time; killing it", process.pid)
             process.kill()
-            process.join(5)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(5)
         self._thread.join(5)
 
     def _run(self) -> None:
@@ -69,24 +72,22 @@ class ProcessSupervisor:
             with self._lock:
                 if self._stopping.is_set():
                     return
-                process = self._context.Process(
-                    target=run_background,
-                    args=(self._settings, self.restarts),
-                    name="tracebox-background",
+                # The settings reach it through the environment (server.export_settings).
+                process = subprocess.Popen(
+                    [*COMMAND, "--restarts", str(self.restarts)], stdin=subprocess.DEVNULL
                 )
-                process.start()
                 self._process = self._last = process
             started = time.monotonic()
             log.info("background process started (pid %s)", process.pid)
-            process.join()  # reaps it
+            process.wait()  # reaps it
             if self._stopping.is_set():
-                log.info("background process stopped (%s)", _how(process.exitcode))
+                log.info("background process stopped (%s)", _how(process.returncode))
                 return
             delay = backoff.delay(time.monotonic() - started)
             log.error(
                 "background process (pid %s) %s; restarting it in %.0f s",
                 process.pid,
-                _how(process.exitcode),
+                _how(process.returncode),
                 delay,
             )
             if self._stopping.wait(delay):

@@ -12,10 +12,11 @@ one execution per row (or a statement with tens of thousands of parameters).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from functools import cached_property
+from functools import cached_property, lru_cache
+from itertools import chain
 from typing import Any
 
-from sqlalchemy import Column, Connection, Table, bindparam, func, select, tuple_
+from sqlalchemy import Column, Connection, String, Table, bindparam, func, select, tuple_
 from sqlalchemy.dialects import postgresql, sqlite
 
 CHUNK = 400  # keys per IN (...) query: 800 parameters for pairs, well within limits
@@ -30,12 +31,47 @@ def rows_matching(
     keys: Sequence[tuple[Any, Any]],
     *columns: Column[Any],
 ) -> list[tuple[Any, ...]]:
-    """``key`` and ``columns`` of the rows whose ``key`` pair is one of ``keys``."""
+    """``key`` and ``columns`` of the rows whose ``key`` pair is one of ``keys``.
+
+    PostgreSQL: one statement whatever the number of keys (two arrays, unnest()).
+    SQLite: ``(a, b) IN (VALUES (?, ?), ...)`` per ``CHUNK`` keys, its text made once
+    per chunk size (SQLAlchemy's expanding IN rendered every key's parameters anew on
+    each call: more CPU than the lookup)."""
+    if not keys:
+        return []
+    if conn.dialect.name == "postgresql":
+        first, second = zip(*keys, strict=True)
+        arrays = {"k_0": list(first), "k_1": list(second)}
+        return [tuple(row) for row in conn.execute(_matching_postgresql(key, columns), arrays)]
     found: list[tuple[Any, ...]] = []
     for start in range(0, len(keys), CHUNK):
-        query = select(*key, *columns).where(tuple_(*key).in_(keys[start : start + CHUNK]))
-        found += [tuple(row) for row in conn.execute(query)]
+        chunk = keys[start : start + CHUNK]
+        sql = _matching_sqlite(key, columns, len(chunk))
+        found += [tuple(row) for row in conn.exec_driver_sql(sql, tuple(chain(*chunk)))]
     return found
+
+
+@lru_cache(maxsize=64)
+def _matching_sqlite(
+    key: tuple[Column[Any], Column[Any]], columns: tuple[Column[Any], ...], count: int
+) -> str:
+    quote = sqlite.dialect().identifier_preparer.quote
+    table = quote(key[0].table.name)
+    names = ", ".join(f"{table}.{quote(c.name)}" for c in (*key, *columns))
+    pair = f"({table}.{quote(key[0].name)}, {table}.{quote(key[1].name)})"
+    values = ", ".join(["(?, ?)"] * count)
+    return f"SELECT {names} FROM {table} WHERE {pair} IN (VALUES {values})"
+
+
+@lru_cache(maxsize=64)
+def _matching_postgresql(
+    key: tuple[Column[Any], Column[Any]], columns: tuple[Column[Any], ...]
+) -> Any:
+    # Strings unbounded: a cast to varchar(n) would cut a longer key to a false match.
+    types = [String() if isinstance(c.type, String) else c.type for c in key]
+    arrays = [bindparam(f"k_{i}", type_=postgresql.ARRAY(t)) for i, t in enumerate(types)]
+    wanted = func.unnest(*arrays).table_valued("k_0", "k_1").render_derived()
+    return select(*key, *columns).where(tuple_(*key).in_(select(wanted.c.k_0, wanted.c.k_1)))
 
 
 class SqliteStatement:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from functools import cached_property, lru_cache
 from itertools import chain
+from operator import itemgetter
 from typing import Any
 
 from sqlalchemy import Column, Connection, String, Table, bindparam, func, select, tuple_
@@ -76,25 +77,31 @@ def _matching_postgresql(
 
 class SqliteStatement:
     """A statement compiled once for sqlite3 and run with ``executemany`` on tuples,
-    each row's values in ``names`` order (the statement's own literals filled in)."""
+    each row's values in ``names`` order, handed to the driver as they are: every
+    parameter is numbered (``?N``) after its name's place in ``names``, so a name used
+    twice is bound once, and the statement's own literals come after them."""
 
     def __init__(self, stmt: Any, names: Sequence[str], column_keys: Sequence[str] = ()) -> None:
         compiled = stmt.compile(dialect=sqlite.dialect(), column_keys=list(column_keys) or None)
-        self.sql: str = compiled.string
-        self._slots: list[tuple[int, Any]] = []  # (index in the row, or -1 and a constant)
+        order = list(names)
+        constants: list[Any] = []
+        numbers: list[int] = []
         for name in compiled.positiontup or ():
-            if name in names:
-                self._slots.append((names.index(name), None))
-            else:
-                self._slots.append((-1, compiled.params[name]))
-        self._as_is = self._slots == [(i, None) for i in range(len(names))]
+            if name not in order:
+                order.append(name)
+                constants.append(compiled.params[name])
+            numbers.append(order.index(name) + 1)
+        parts = compiled.string.split("?")
+        if len(parts) != len(numbers) + 1 or set(numbers) != set(range(1, len(order) + 1)):
+            raise ValueError(f"every name must be a parameter, and only they a '?': {parts[0]}")
+        self.sql: str = parts[0] + "".join(
+            f"?{n}{p}" for n, p in zip(numbers, parts[1:], strict=True)
+        )
+        self._constants = tuple(constants)
 
     def executemany(self, conn: Connection, rows: Sequence[tuple[Any, ...]]) -> None:
-        if self._as_is:
-            params: list[tuple[Any, ...]] = list(rows)
-        else:
-            slots = self._slots
-            params = [tuple(row[i] if i >= 0 else c for i, c in slots) for row in rows]
+        constants = self._constants
+        params = [(*row, *constants) for row in rows] if constants else list(rows)
         conn.exec_driver_sql(self.sql, params)
 
 
@@ -141,8 +148,7 @@ class RowsInsert:
         PostgreSQL another node may insert a key meanwhile, so the insert reports."""
         if conn.dialect.name == "postgresql":
             return set(self.execute(conn, rows))
-        at = [self.columns.index(k) for k in self.key]
-        keys = [tuple(row[i] for i in at) for row in rows]
+        keys = list(map(itemgetter(*(self.columns.index(k) for k in self.key)), rows))
         taken: set[tuple[Any, ...]] = set()
         if not known_new and keys:
             pair = (self.table.c[self.key[0]], self.table.c[self.key[1]])

@@ -26,7 +26,7 @@ from functools import partial
 from typing import Any
 
 from tracebox.grouping._fields import Fields, text
-from tracebox.grouping.exception import exception_components, uses_context_lines
+from tracebox.grouping.exception import exception_components
 from tracebox.grouping.fingerprint import fingerprint_components, fingerprint_entries
 from tracebox.grouping.message import message_components
 
@@ -64,11 +64,14 @@ class Grouping:
 
 def calculate(event: Mapping[str, Any]) -> Grouping:
     """The grouping of a normalized event. Never raises."""
-    if not isinstance(event, Mapping):
+    if type(event) is not dict and not isinstance(event, Mapping):
         event = {}
-    components, digest = _components_and_hash(event, context_lines=True)
+    lines_used: list[bool] = []
+    components, digest = _components_and_hash(event, context_lines=True, lines_used=lines_used)
     fallback: tuple[str, ...] = ()
-    if uses_context_lines(event):  # else the previous version's hash is this one
+    # No frame contributed its source line: the previous version's hash is this one (the
+    # only difference between the versions), without computing it again.
+    if lines_used:
         _, previous = _components_and_hash(event, context_lines=False)
         fallback = () if previous == digest else (previous,)
     return Grouping(
@@ -76,10 +79,13 @@ def calculate(event: Mapping[str, Any]) -> Grouping:
     )
 
 
-def _components_and_hash(event: Fields, *, context_lines: bool) -> tuple[list[str], str]:
-    """``context_lines=False``: as ``PREVIOUS_VERSION`` grouped."""
+def _components_and_hash(
+    event: Fields, *, context_lines: bool, lines_used: list[bool] | None = None
+) -> tuple[list[str], str]:
+    """``context_lines=False``: as ``PREVIOUS_VERSION`` grouped. ``lines_used``: see
+    ``frames.stack_components``."""
     entries = fingerprint_entries(event)
-    default = partial(default_components, context_lines=context_lines)
+    default = partial(default_components, context_lines=context_lines, lines_used=lines_used)
     if entries is None:
         components = default(event)
     else:
@@ -91,10 +97,12 @@ def _components_and_hash(event: Fields, *, context_lines: bool) -> tuple[list[st
     return components, hashlib.md5(data, usedforsecurity=False).hexdigest()
 
 
-def default_components(event: Fields, *, context_lines: bool = True) -> list[str]:
+def default_components(
+    event: Fields, *, context_lines: bool = True, lines_used: list[bool] | None = None
+) -> list[str]:
     """The components of Sentry's default grouping, without any SDK fingerprint."""
     return (
-        exception_components(event, context_lines=context_lines)
+        exception_components(event, context_lines=context_lines, lines_used=lines_used)
         or message_components(event)
         or _fallback(event)
     )

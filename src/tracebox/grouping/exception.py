@@ -8,19 +8,21 @@ from tracebox.grouping.frames import context_line, frame_function, stack_compone
 from tracebox.grouping.message import normalize_message
 
 
-def exception_components(event: Fields, *, context_lines: bool = True) -> list[str]:
+def exception_components(
+    event: Fields, *, context_lines: bool = True, lines_used: list[bool] | None = None
+) -> list[str]:
     """``["exception", ...]`` over every link of the chain, oldest first; [] when no link
     contributes anything.
 
     Each link contributes its frames (see ``stack_components``), then its type. Its value
     contributes, normalized like a message, only when its frames contribute nothing: as
     in Sentry, a stack trace takes precedence over the value, which usually holds ids.
-    ``context_lines``: see ``frames.stack_components``.
+    ``context_lines``, ``lines_used``: see ``frames.stack_components``.
     """
     platform = text(event, "platform") or "other"
     components: list[str] = []
     for exception in exceptions(event):
-        components.extend(_link_components(exception, platform, context_lines))
+        components.extend(_link_components(exception, platform, context_lines, lines_used))
     return ["exception", *components] if components else []
 
 
@@ -34,8 +36,12 @@ def uses_context_lines(event: Fields) -> bool:
     )
 
 
-def _link_components(exception: Fields, platform: str, context_lines: bool) -> list[str]:
-    components = stack_components(frames(exception), platform, context_lines=context_lines)
+def _link_components(
+    exception: Fields, platform: str, context_lines: bool, lines_used: list[bool] | None
+) -> list[str]:
+    components = stack_components(
+        frames(exception), platform, context_lines=context_lines, lines_used=lines_used
+    )
     has_frames = bool(components)
     exception_type = text(exception, "type")
     # A synthetic type is made up by the SDK (e.g. from a signal), not by the code, so it

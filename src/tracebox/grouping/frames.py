@@ -30,7 +30,11 @@ MAX_CONTEXT_LINE_CHARS = 120  # longer lines are minified code: as Sentry, never
 
 
 def stack_components(
-    stack: list[Fields], platform: str, *, context_lines: bool = True
+    stack: list[Fields],
+    platform: str,
+    *,
+    context_lines: bool = True,
+    lines_used: list[bool] | None = None,
 ) -> list[str]:
     """One component per contributing frame, oldest first.
 
@@ -40,13 +44,16 @@ def stack_components(
     recursive frames; comparing components rather than raw frames also absorbs a
     recursion depth that varies between events. ``context_lines=False`` gives the
     components of grouping version ``tracebox:1``, which never used source lines.
+    ``lines_used``, when given, gets a ``True`` for each frame that contributed its line.
     """
     in_app = [frame for frame in stack if frame.get("in_app") is True]
     components: list[str] = []
     for frame in in_app or stack:
-        component = frame_component(frame, platform, context_lines=context_lines)
+        component, line_used = _frame_component(frame, platform, context_lines)
         if component is not None and (not components or components[-1] != component):
             components.append(component)
+        if line_used and lines_used is not None:
+            lines_used.append(True)
     return components
 
 
@@ -54,13 +61,20 @@ def frame_component(frame: Fields, platform: str, *, context_lines: bool = True)
     """``"<location>:<function>"`` with ``?`` for a missing half; None when both are missing
     (a frame known only by its address). Without a function, the source line joins as a
     third part where the platform allows it (see the module's docstring)."""
+    return _frame_component(frame, platform, context_lines)[0]
+
+
+def _frame_component(frame: Fields, platform: str, context_lines: bool) -> tuple[str | None, bool]:
+    """``frame_component``, and whether the source line is part of it."""
     where = location(frame)
     function = frame_function(frame, platform)
-    line = None if function is not None or not context_lines else context_line(frame, platform)
-    if where is None and function is None and line is None:
-        return None
-    component = f"{where or _MISSING}:{function or _MISSING}"
-    return component if line is None else f"{component}:{line}"
+    if function is not None:
+        return f"{where or _MISSING}:{function}", False
+    line = context_line(frame, platform) if context_lines else None
+    if where is None and line is None:
+        return None, False
+    component = f"{where or _MISSING}:{_MISSING}"
+    return (component, False) if line is None else (f"{component}:{line}", True)
 
 
 def context_line(frame: Fields, platform: str) -> str | None:

@@ -14,7 +14,6 @@ event, the culprit, grouping and the UI's library frames all agree. Pure: no I/O
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 from tracebox.grouping._fields import Fields, child, exceptions, frames, mappings, text
@@ -83,14 +82,13 @@ def mark_sdk_frames(event: dict[str, Any]) -> None:
     """Set ``in_app: false`` on every SDK and runtime frame of ``event`` (a normalized
     event, changed in place)."""
     platform = text(event, "platform") or "other"
-    for frame in _all_frames(event):
-        if frame.get("in_app") is not False and is_sdk_frame(frame, platform):
-            frame["in_app"] = False
-
-
-def _all_frames(event: Fields) -> Iterator[dict[str, Any]]:
     stacks = [*exceptions(event), *mappings(child(event, "threads").get("values")), event]
     for stack in stacks:
         for frame in frames(stack):
-            if isinstance(frame, dict):  # decoded JSON: always; a Mapping is left alone
-                yield frame
+            # Decoded JSON: always a dict; a Mapping is left alone.
+            if (
+                frame.get("in_app") is not False
+                and isinstance(frame, dict)
+                and is_sdk_frame(frame, platform)
+            ):
+                frame["in_app"] = False

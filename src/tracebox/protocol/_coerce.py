@@ -12,6 +12,8 @@ from typing import Any
 def text(value: Any, max_chars: int) -> str | None:
     """``value`` as a non-empty string cut to ``max_chars``; numbers and booleans are
     stringified (as Relay's lenient strings); anything else gives ``None``."""
+    if type(value) is str:  # the common case first
+        return value[:max_chars] if value else None
     if isinstance(value, str):
         result = value
     elif isinstance(value, bool):

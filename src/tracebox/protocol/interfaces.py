@@ -7,6 +7,7 @@ one table instead of testing each key, and never copy what they keep as is.
 
 from __future__ import annotations
 
+from math import isfinite
 from typing import Any
 
 from tracebox.protocol._coerce import text, values_list, whole_number
@@ -86,26 +87,31 @@ def _frame(raw: Any) -> dict[str, Any] | None:
     if not isinstance(raw, dict):
         return None
     frame: dict[str, Any] = {}
+    kind_of = _FRAME_KEYS.get
+    # Hot: one test per kind, the commonest (strings) first; None values are never kept.
     for key, value in raw.items():
-        kind = _FRAME_KEYS.get(key)
-        if kind is None or value is None:
-            continue
+        kind = kind_of(key)
         if kind == _STR:
-            ok = isinstance(value, str) and value != ""
+            if isinstance(value, str) and value:
+                frame[key] = value
+        elif kind is None or value is None:
+            continue
         elif kind == _INT:
-            ok = type(value) is int and value >= 0  # type(), not isinstance: no booleans
+            if type(value) is int and value >= 0:  # type(), not isinstance: no booleans
+                frame[key] = value
         elif kind == _BOOL:
-            ok = isinstance(value, bool)
+            if value is True or value is False:
+                frame[key] = value
         elif kind == _LINES:
-            ok = isinstance(value, list)
-            value = [line if isinstance(line, str) else "" for line in value] if ok else None
+            if isinstance(value, list):
+                frame[key] = [line if isinstance(line, str) else "" for line in value]
         elif kind == _OBJECT:
-            ok = isinstance(value, dict)
-        else:  # an address: a hex string, or a number some SDKs send
-            ok = isinstance(value, str) or (type(value) is int and value >= 0)
-            value = hex(value) if ok and not isinstance(value, str) else value
-        if ok:
+            if isinstance(value, dict):
+                frame[key] = value
+        elif isinstance(value, str):  # an address: a hex string, or a number some SDKs send
             frame[key] = value
+        elif type(value) is int and value >= 0:
+            frame[key] = hex(value)
     return None if frame.keys().isdisjoint(_FRAME_LOCATION) else frame
 
 
@@ -139,24 +145,43 @@ def _thread(raw: Any) -> dict[str, Any] | None:
 def normalize_breadcrumbs(value: Any, default_timestamp: float) -> dict[str, Any] | None:
     """``{"values": [...]}`` holding the newest ``MAX_BREADCRUMBS`` crumbs, each with a
     float ``timestamp`` (``default_timestamp`` when missing or unreadable)."""
-    raw_crumbs = values_list(value)[-MAX_BREADCRUMBS:]
-    crumbs = [c for c in (_crumb(raw, default_timestamp) for raw in raw_crumbs) if c]
+    crumbs = []
+    for raw in values_list(value)[-MAX_BREADCRUMBS:]:
+        crumb = _crumb(raw, default_timestamp)
+        if crumb:
+            crumbs.append(crumb)
     return {"values": crumbs} if crumbs else None
 
 
 def _crumb(raw: Any, default_timestamp: float) -> dict[str, Any] | None:
     if not isinstance(raw, dict):
         return None
-    timestamp = parse_timestamp(raw.get("timestamp"))
+    get = raw.get
+    timestamp = get("timestamp")
+    if type(timestamp) is not float or not isfinite(timestamp):  # else: as parse_timestamp
+        timestamp = parse_timestamp(timestamp)
+    crumb_type = get("type")
+    level = get("level")
     crumb: dict[str, Any] = {
         "timestamp": default_timestamp if timestamp is None else timestamp,
-        "type": text(raw.get("type"), 64) or "default",
-        "level": normalize_level(raw.get("level"), "info"),
+        "type": (
+            crumb_type[:64] or "default"
+            if type(crumb_type) is str
+            else text(crumb_type, 64) or "default"
+        ),
+        "level": "info" if level is None else normalize_level(level, "info"),
     }
-    for key, limit in (("category", 256), ("message", MAX_VALUE_CHARS)):
-        found = text(raw.get(key), limit)
+    category = get("category")
+    if category is not None:
+        found = text(category, 256)
         if found is not None:
-            crumb[key] = found
-    if isinstance(raw.get("data"), dict):
-        crumb["data"] = raw["data"]
+            crumb["category"] = found
+    message = get("message")
+    if message is not None:
+        found = text(message, MAX_VALUE_CHARS)
+        if found is not None:
+            crumb["message"] = found
+    data = get("data")
+    if isinstance(data, dict):
+        crumb["data"] = data
     return crumb

@@ -17,6 +17,10 @@ _PYTHON_LEVELS = {10: "debug", 20: "info", 30: "warning", 40: "error", 50: "fata
 def normalize_level(value: Any, default: str) -> str:
     """One of ``LEVELS`` from a name or alias (any case) or a Python logging number (as
     a number or a string); ``default`` for anything else."""
+    if type(value) is str:  # the common case: a level as the SDKs write it, "error"
+        found = _NAMES.get(value)
+        if found is not None:
+            return found
     if isinstance(value, str):
         name = value.strip().lower()
         if name in _NAMES:

@@ -8,7 +8,6 @@ type-checked.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 from tracebox.protocol.attributes import MAX_TAG_VALUE_CHARS
@@ -33,34 +32,42 @@ def event_tags(event: dict[str, Any]) -> list[tuple[str, str]]:
     over a derived key of the same name), then the derived keys that have a value.
     Values are at most ``MAX_TAG_VALUE_CHARS`` long, as the SDK's tags are."""
     tags = [(pair[0], pair[1]) for pair in event.get("tags") or () if _is_pair(pair)]
-    seen = {key for key, _ in tags}
+    seen = {pair[0] for pair in tags}
     for key, value in _derived(event):
-        if key not in seen and isinstance(value, str) and value.strip():
+        if isinstance(value, str) and key not in seen and value.strip():
             tags.append((key, value[:MAX_TAG_VALUE_CHARS]))
     return tags
 
 
-def _derived(event: dict[str, Any]) -> Iterator[tuple[str, Any]]:
-    yield "level", event.get("level")
-    yield "environment", event.get("environment")
-    yield "release", event.get("release")
+def _derived(event: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+    # One tuple rather than a generator: this runs for every event.
     user = _object(event.get("user"))
-    for field in ("id", "email", "username"):
-        yield f"user.{field}", user.get(field)
     contexts = _object(event.get("contexts"))
-    yield "browser", _name_and_version(contexts.get("browser"))
-    yield "os", _name_and_version(contexts.get("os") or contexts.get("client_os"))
-    yield "url", _without_query(_object(event.get("request")).get("url"))
     mechanisms = [
         _object(_object(x).get("mechanism"))
         for x in _object(event.get("exception")).get("values") or ()
     ]
     handled = [m.get("handled") for m in mechanisms if isinstance(m.get("handled"), bool)]
-    yield "handled", ("no" if False in handled else "yes") if handled else None
-    yield "mechanism", mechanisms[-1].get("type") if mechanisms else None
+    return (
+        ("level", event.get("level")),
+        ("environment", event.get("environment")),
+        ("release", event.get("release")),
+        ("user.id", user.get("id")),
+        ("user.email", user.get("email")),
+        ("user.username", user.get("username")),
+        ("browser", _name_and_version(contexts.get("browser"))),
+        ("os", _name_and_version(contexts.get("os") or contexts.get("client_os"))),
+        ("url", _without_query(_object(event.get("request")).get("url"))),
+        ("handled", ("no" if False in handled else "yes") if handled else None),
+        ("mechanism", mechanisms[-1].get("type") if mechanisms else None),
+    )
 
 
 def _is_pair(pair: Any) -> bool:
+    if type(pair) is list and len(pair) == 2:  # as normalized: the common case
+        key, value = pair
+        if type(key) is str and type(value) is str:
+            return True
     return (
         isinstance(pair, list | tuple) and len(pair) == 2 and all(isinstance(x, str) for x in pair)
     )

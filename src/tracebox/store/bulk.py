@@ -12,10 +12,12 @@ one execution per row (or a statement with tens of thousands of parameters).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from functools import cached_property
+from functools import cached_property, lru_cache
+from itertools import chain
+from operator import itemgetter
 from typing import Any
 
-from sqlalchemy import Column, Connection, Table, bindparam, func, select, tuple_
+from sqlalchemy import Column, Connection, String, Table, bindparam, func, select, tuple_
 from sqlalchemy.dialects import postgresql, sqlite
 
 CHUNK = 400  # keys per IN (...) query: 800 parameters for pairs, well within limits
@@ -30,35 +32,76 @@ def rows_matching(
     keys: Sequence[tuple[Any, Any]],
     *columns: Column[Any],
 ) -> list[tuple[Any, ...]]:
-    """``key`` and ``columns`` of the rows whose ``key`` pair is one of ``keys``."""
+    """``key`` and ``columns`` of the rows whose ``key`` pair is one of ``keys``.
+
+    PostgreSQL: one statement whatever the number of keys (two arrays, unnest()).
+    SQLite: ``(a, b) IN (VALUES (?, ?), ...)`` per ``CHUNK`` keys, its text made once
+    per chunk size (SQLAlchemy's expanding IN rendered every key's parameters anew on
+    each call: more CPU than the lookup)."""
+    if not keys:
+        return []
+    if conn.dialect.name == "postgresql":
+        first, second = zip(*keys, strict=True)
+        arrays = {"k_0": list(first), "k_1": list(second)}
+        return [tuple(row) for row in conn.execute(_matching_postgresql(key, columns), arrays)]
     found: list[tuple[Any, ...]] = []
     for start in range(0, len(keys), CHUNK):
-        query = select(*key, *columns).where(tuple_(*key).in_(keys[start : start + CHUNK]))
-        found += [tuple(row) for row in conn.execute(query)]
+        chunk = keys[start : start + CHUNK]
+        sql = _matching_sqlite(key, columns, len(chunk))
+        found += [tuple(row) for row in conn.exec_driver_sql(sql, tuple(chain(*chunk)))]
     return found
+
+
+@lru_cache(maxsize=64)
+def _matching_sqlite(
+    key: tuple[Column[Any], Column[Any]], columns: tuple[Column[Any], ...], count: int
+) -> str:
+    quote = sqlite.dialect().identifier_preparer.quote
+    table = quote(key[0].table.name)
+    names = ", ".join(f"{table}.{quote(c.name)}" for c in (*key, *columns))
+    pair = f"({table}.{quote(key[0].name)}, {table}.{quote(key[1].name)})"
+    values = ", ".join(["(?, ?)"] * count)
+    return f"SELECT {names} FROM {table} WHERE {pair} IN (VALUES {values})"
+
+
+@lru_cache(maxsize=64)
+def _matching_postgresql(
+    key: tuple[Column[Any], Column[Any]], columns: tuple[Column[Any], ...]
+) -> Any:
+    # Strings unbounded: a cast to varchar(n) would cut a longer key to a false match.
+    types = [String() if isinstance(c.type, String) else c.type for c in key]
+    arrays = [bindparam(f"k_{i}", type_=postgresql.ARRAY(t)) for i, t in enumerate(types)]
+    wanted = func.unnest(*arrays).table_valued("k_0", "k_1").render_derived()
+    return select(*key, *columns).where(tuple_(*key).in_(select(wanted.c.k_0, wanted.c.k_1)))
 
 
 class SqliteStatement:
     """A statement compiled once for sqlite3 and run with ``executemany`` on tuples,
-    each row's values in ``names`` order (the statement's own literals filled in)."""
+    each row's values in ``names`` order, handed to the driver as they are: every
+    parameter is numbered (``?N``) after its name's place in ``names``, so a name used
+    twice is bound once, and the statement's own literals come after them."""
 
     def __init__(self, stmt: Any, names: Sequence[str], column_keys: Sequence[str] = ()) -> None:
         compiled = stmt.compile(dialect=sqlite.dialect(), column_keys=list(column_keys) or None)
-        self.sql: str = compiled.string
-        self._slots: list[tuple[int, Any]] = []  # (index in the row, or -1 and a constant)
+        order = list(names)
+        constants: list[Any] = []
+        numbers: list[int] = []
         for name in compiled.positiontup or ():
-            if name in names:
-                self._slots.append((names.index(name), None))
-            else:
-                self._slots.append((-1, compiled.params[name]))
-        self._as_is = self._slots == [(i, None) for i in range(len(names))]
+            if name not in order:
+                order.append(name)
+                constants.append(compiled.params[name])
+            numbers.append(order.index(name) + 1)
+        parts = compiled.string.split("?")
+        if len(parts) != len(numbers) + 1 or set(numbers) != set(range(1, len(order) + 1)):
+            raise ValueError(f"every name must be a parameter, and only they a '?': {parts[0]}")
+        self.sql: str = parts[0] + "".join(
+            f"?{n}{p}" for n, p in zip(numbers, parts[1:], strict=True)
+        )
+        self._constants = tuple(constants)
 
     def executemany(self, conn: Connection, rows: Sequence[tuple[Any, ...]]) -> None:
-        if self._as_is:
-            params: list[tuple[Any, ...]] = list(rows)
-        else:
-            slots = self._slots
-            params = [tuple(row[i] if i >= 0 else c for i, c in slots) for row in rows]
+        constants = self._constants
+        params = [(*row, *constants) for row in rows] if constants else list(rows)
         conn.exec_driver_sql(self.sql, params)
 
 
@@ -105,8 +148,7 @@ class RowsInsert:
         PostgreSQL another node may insert a key meanwhile, so the insert reports."""
         if conn.dialect.name == "postgresql":
             return set(self.execute(conn, rows))
-        at = [self.columns.index(k) for k in self.key]
-        keys = [tuple(row[i] for i in at) for row in rows]
+        keys = list(map(itemgetter(*(self.columns.index(k) for k in self.key)), rows))
         taken: set[tuple[Any, ...]] = set()
         if not known_new and keys:
             pair = (self.table.c[self.key[0]], self.table.c[self.key[1]])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from playwright.sync_api import Browser, Page, Playwright, expect
@@ -63,16 +64,18 @@ def csrf_token(page: Page) -> str:
     return token
 
 
-def reload_until(page: Page, locator_text: str, *, timeout_s: float = 30.0) -> None:
-    """Reload until ``locator_text`` shows (events reach the list through the digest)."""
+def reload_until(page: Page, shown: str | Callable[[], bool], *, timeout_s: float = 30.0) -> None:
+    """Reload until ``shown`` (a text on the page, or a check of the page) holds: events
+    reach the list through the digest, one batch at a time."""
     import time
 
+    holds = shown if callable(shown) else lambda: bool(page.get_by_text(shown).count())
     deadline = time.monotonic() + timeout_s
     while True:
-        if page.get_by_text(locator_text).count():
+        if holds():
             return
         if time.monotonic() > deadline:
-            raise AssertionError(f"{locator_text!r} did not appear within {timeout_s}s")
+            raise AssertionError(f"{shown!r} did not hold within {timeout_s}s")
         page.wait_for_timeout(300)
         page.reload()
 

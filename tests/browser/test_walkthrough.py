@@ -45,7 +45,9 @@ def test_sign_in_project_dsn_sdk_error_resolve_regress(root_page: Page, tracebox
     expect(row).to_be_visible(timeout=30_000)
     error_row = page.locator("tr", has=row)
     events_cell = error_row.locator("td.num").first
-    expect(events_cell).to_have_text(re.compile(r"^\s*(Events)?\s*2\s*$"))  # one error, 2 events
+    two = re.compile(r"^\s*(Events)?\s*2\s*$")  # one error, 2 events (maybe 2 batches)
+    reload_until(page, lambda: bool(two.match(events_cell.inner_text(timeout=5_000))))
+    expect(events_cell).to_have_text(two)
     expect(error_row.locator("svg.spark")).to_have_count(1)
 
     row.click()
@@ -69,10 +71,18 @@ def test_sign_in_project_dsn_sdk_error_resolve_regress(root_page: Page, tracebox
 
     run_program(program, dsn)  # a new event of a resolved error: a regression
     page.goto(f"{base}/{path}/-/error_tracking")
-    reload_until(page, "Regressed")
     regressed = page.locator("tr", has=page.get_by_role("link", name=TITLE))
+    four = re.compile(r"^\s*(Events)?\s*4\s*$")
+    # The run's two events may reach the list in two digest batches: wait for both.
+    reload_until(
+        page,
+        lambda: (
+            bool(regressed.locator(".badge", has_text="Regressed").count())
+            and bool(four.match(regressed.locator("td.num").first.inner_text(timeout=5_000)))
+        ),
+    )
     expect(regressed.locator(".badge", has_text="Regressed")).to_be_visible()
-    expect(regressed.locator("td.num").first).to_have_text(re.compile(r"^\s*(Events)?\s*4\s*$"))
+    expect(regressed.locator("td.num").first).to_have_text(four)
 
 
 def test_send_test_event_button(root_page: Page, tracebox: Tracebox) -> None:

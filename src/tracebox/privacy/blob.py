@@ -101,7 +101,7 @@ class BlobScrubber:
 
     def scrub(self, blob: bytes, remarks: Remarks, *, keyed: bool) -> bytes:
         """``blob`` with every rule applied; ``blob`` itself when nothing changed."""
-        return _spliced(blob, self.edits(blob, remarks, keyed=keyed))
+        return spliced(blob, self.edits(blob, remarks, keyed=keyed))
 
     def edits(self, blob: bytes, remarks: Remarks, *, keyed: bool) -> list[Edit]:
         """The edits that apply every rule to ``blob``: sorted, disjoint (begin, end,
@@ -144,7 +144,7 @@ class BlobScrubber:
                 text = text.replace(secret, FILTERED)
             edits.append((opening, closing + 1, orjson.dumps(text)))
             remarks.add_text(text, sorted(set(tokens[opening])))
-        return _spliced(blob, edits)
+        return spliced(blob, edits)
 
     def _decide(
         self, blob: bytes, pos: int, edits: list[tuple[int, int, bytes]], r: Remarks, keyed: bool
@@ -218,7 +218,7 @@ def _owner_name(blob: bytes, opening: int) -> str | None:
     return name
 
 
-def _spliced(blob: bytes, edits: list[tuple[int, int, bytes]]) -> bytes:
+def spliced(blob: bytes, edits: list[tuple[int, int, bytes]]) -> bytes:
     """``blob`` with the (sorted, disjoint) edits made; ``blob`` itself without edits."""
     if not edits:
         return blob

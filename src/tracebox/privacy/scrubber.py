@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 
 from tracebox.privacy import ip
-from tracebox.privacy.blob import BlobScrubber, Edit, Remarks, _spliced, text_id
+from tracebox.privacy.blob import BlobScrubber, Edit, Remarks, spliced, text_id
 from tracebox.privacy.keys import KeyMatcher
 from tracebox.privacy.rules import FILTERED, IP_ANONYMIZED, IP_REMOVED, SENSITIVE_KEY, normalize_key
 from tracebox.privacy.settings import IpMode, PrivacySettings
@@ -47,7 +47,7 @@ class Scrubber:
             edits = [self.blob.edits(part.blob, remarks, keyed=part.keyed) for part in parts]
             for part, found in zip(parts, edits, strict=True):
                 if remarks.learned or not part.reload_values(out, found):
-                    after = _spliced(part.blob, found)
+                    after = spliced(part.blob, found)
                     if remarks.learned:
                         after = self.blob.forget_learned(after, remarks)
                     if after is not part.blob:
@@ -113,7 +113,7 @@ class _Part:
 
 def _reloaded(blob: bytes, start: int, end: int, edits: list[Edit]) -> Any:
     shifted = [(b - start, e - start, r) for b, e, r in edits]
-    return orjson.loads(_spliced(blob[start:end], shifted))
+    return orjson.loads(spliced(blob[start:end], shifted))
 
 
 def _echoed_params(event: dict[str, Any], out: dict[str, Any], remarks: Remarks) -> None:

@@ -19,7 +19,7 @@ import zstandard
 
 # With a project's dictionary: level 3, zstd's default. Levels 2 and 1 spend 3 us less
 # per 13 KB event (34.5 -> 31.2 us) but store 17% / 27% more payload bytes, past the 2 KB
-# per 10 KB event of issue 13 (bench corpus, 2026-11-23, perf-writefast.md).
+# per 10 KB event of issue 13 (bench corpus, 2026-11-23; docs/performance.md).
 PAYLOAD_ZSTD_LEVEL = 3
 # Without one (a project not trained yet): level 1, 10 us less per event (46 -> 36 us)
 # for 2.5% more bytes (3,613 -> 3,703 B per event), until its dictionary is trained.

@@ -11,7 +11,7 @@ and what SDKs report they discarded (client reports).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -70,7 +70,8 @@ def add_stored(conn: Connection, deltas: StorageDelta) -> None:
     ]
     if not rows:
         return
-    conn.execute(_add_stored(conn), sorted(rows, key=lambda r: (r["project_id"], r["kind"])))
+    rows.sort(key=lambda r: (r["project_id"], r["kind"]))
+    conn.execute(_built(conn, _build_add_stored), rows)
 
 
 def count_outcomes(conn: Connection, counts: OutcomeDelta) -> None:
@@ -81,38 +82,40 @@ def count_outcomes(conn: Connection, counts: OutcomeDelta) -> None:
     ]
     if not rows:
         return
-    conn.execute(_count_outcomes(conn), rows)
+    conn.execute(_built(conn, _build_count_outcomes), rows)
 
 
 # The two upserts are built once per dialect: building one (``excluded`` proxies every
 # column, then its cache key) cost more than running it, inside cleanup's and the
-# digest's write transactions (py-spy, /work/brief/perf-cleanlock.md).
-_UPSERTS: dict[tuple[str, str], Any] = {}
+# digest's write transactions (py-spy; docs/performance.md, "Storage").
+_UPSERTS: dict[tuple[Callable[[Connection], Any], str], Any] = {}
 
 
-def _add_stored(conn: Connection) -> Any:
-    found = _UPSERTS.get(("storage_usage", conn.dialect.name))
+def _built(conn: Connection, build: Callable[[Connection], Any]) -> Any:
+    key = (build, conn.dialect.name)
+    found = _UPSERTS.get(key)
     if found is None:
-        stmt = insert(conn, storage_usage)
-        found = _UPSERTS[("storage_usage", conn.dialect.name)] = stmt.on_conflict_do_update(
-            index_elements=["project_id", "kind"],
-            set_={
-                "items": storage_usage.c["items"] + stmt.excluded["items"],
-                "bytes": storage_usage.c.bytes + stmt.excluded.bytes,
-            },
-        )
+        found = _UPSERTS[key] = build(conn)
     return found
 
 
-def _count_outcomes(conn: Connection) -> Any:
-    found = _UPSERTS.get(("usage_hourly", conn.dialect.name))
-    if found is None:
-        stmt = insert(conn, usage_hourly)
-        found = _UPSERTS[("usage_hourly", conn.dialect.name)] = stmt.on_conflict_do_update(
-            index_elements=["project_id", "hour", "category", "outcome", "reason"],
-            set_={"count": usage_hourly.c.count + stmt.excluded.count},
-        )
-    return found
+def _build_add_stored(conn: Connection) -> Any:
+    stmt = insert(conn, storage_usage)
+    return stmt.on_conflict_do_update(
+        index_elements=["project_id", "kind"],
+        set_={
+            "items": storage_usage.c["items"] + stmt.excluded["items"],
+            "bytes": storage_usage.c.bytes + stmt.excluded.bytes,
+        },
+    )
+
+
+def _build_count_outcomes(conn: Connection) -> Any:
+    stmt = insert(conn, usage_hourly)
+    return stmt.on_conflict_do_update(
+        index_elements=["project_id", "hour", "category", "outcome", "reason"],
+        set_={"count": usage_hourly.c.count + stmt.excluded.count},
+    )
 
 
 def events_stored(conn: Connection, stored: Iterable[tuple[int, float, int]]) -> None:

@@ -4,15 +4,17 @@ statements run by sqlite3 on rows as they are."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import pytest
 import sqlalchemy as sa
 from sqlalchemy.dialects import sqlite
 
 from tests.store.test_digest_store import make_event, new_project
 from tracebox.store import Database
 from tracebox.store import digest as store_digest
-from tracebox.store.bulk import CHUNK, SqliteStatement, rows_matching
-from tracebox.store.tables import error_hourly, errors, events
+from tracebox.store.bulk import CHUNK, SqliteStatement, _matching_sqlite, rows_matching
+from tracebox.store.tables import error_hashes, error_hourly, error_users, errors, events
 
 
 def store(db: Database, project_id: int, ns: range) -> None:
@@ -71,3 +73,36 @@ def test_sqlite_statement_binds_a_name_once_and_keeps_its_literals(tmp_path: Pat
         rows = conn.execute(sa.select(error_hourly).order_by(error_hourly.c.hour)).all()
     assert [tuple(r) for r in rows] == [(error_id, 100, 7), (error_id, 101, 8)]
     db.dispose()
+
+
+LOOKUPS = [  # every pair the digest looks up, with the unique index that answers it
+    (events.c.project_id, events.c.event_id),
+    (errors.c.project_id, errors.c.grouping_hash),
+    (error_hashes.c.project_id, error_hashes.c.hash),
+    (error_users.c.error_id, error_users.c.user_key),
+]
+
+
+@pytest.mark.parametrize("pair", LOOKUPS, ids=lambda pair: pair[0].table.name)
+def test_sqlite_lookups_search_the_index_instead_of_scanning_the_table(
+    tmp_path: Path, pair: tuple[sa.Column[Any], sa.Column[Any]]
+) -> None:
+    """A lookup's cost must not grow with the table: ``(a, b) IN (VALUES ...)`` made
+    SQLite scan the whole index, half the digest's time on 1,000,000 events."""
+    db = Database(f"sqlite:///{tmp_path}/t.sqlite3")
+    db.migrate()
+    sql = _matching_sqlite(pair, (), 3)
+    with db.read() as conn:
+        plan = [row[3] for row in conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {sql}", (1, "a") * 3)]
+    table = pair[0].table.name
+    assert any(step.startswith(f"SEARCH {table} USING") for step in plan), plan
+    assert not any(step.startswith(f"SCAN {table}") for step in plan), plan
+
+
+def test_rows_matching_answers_a_key_asked_twice_once(db: Database) -> None:
+    pid = new_project(db)
+    store(db, pid, range(2))
+    pair = (events.c.project_id, events.c.event_id)
+    keys = [(pid, f"{0:032x}"), (pid, f"{1:032x}"), (pid, f"{0:032x}"), (pid, "absent")]
+    with db.read() as conn:
+        assert sorted(rows_matching(conn, pair, keys)) == [(pid, f"{0:032x}"), (pid, f"{1:032x}")]

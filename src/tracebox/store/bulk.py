@@ -35,15 +35,18 @@ def rows_matching(
     """``key`` and ``columns`` of the rows whose ``key`` pair is one of ``keys``.
 
     PostgreSQL: one statement whatever the number of keys (two arrays, unnest()).
-    SQLite: ``(a, b) IN (VALUES (?, ?), ...)`` per ``CHUNK`` keys, its text made once
-    per chunk size (SQLAlchemy's expanding IN rendered every key's parameters anew on
-    each call: more CPU than the lookup)."""
+    SQLite: the keys as a ``VALUES`` list joined to the table per ``CHUNK`` keys, its
+    text made once per chunk size (SQLAlchemy's expanding IN rendered every key's
+    parameters anew on each call: more CPU than the lookup). Not ``(a, b) IN (VALUES
+    ...)``: SQLite 3.40 answers that by scanning the whole index, a cost that grew with
+    the table (on 1,000,000 events, half the digest's time; docs/performance.md)."""
     if not keys:
         return []
     if conn.dialect.name == "postgresql":
         first, second = zip(*keys, strict=True)
         arrays = {"k_0": list(first), "k_1": list(second)}
         return [tuple(row) for row in conn.execute(_matching_postgresql(key, columns), arrays)]
+    keys = list(dict.fromkeys(keys))  # a join answers a key once per time it is asked
     found: list[tuple[Any, ...]] = []
     for start in range(0, len(keys), CHUNK):
         chunk = keys[start : start + CHUNK]
@@ -59,9 +62,10 @@ def _matching_sqlite(
     quote = sqlite.dialect().identifier_preparer.quote
     table = quote(key[0].table.name)
     names = ", ".join(f"{table}.{quote(c.name)}" for c in (*key, *columns))
-    pair = f"({table}.{quote(key[0].name)}, {table}.{quote(key[1].name)})"
     values = ", ".join(["(?, ?)"] * count)
-    return f"SELECT {names} FROM {table} WHERE {pair} IN (VALUES {values})"
+    # CROSS JOIN keeps the keys the outer loop: one index search per key.
+    on = f"{table}.{quote(key[0].name)} = k.column1 AND {table}.{quote(key[1].name)} = k.column2"
+    return f"SELECT {names} FROM (VALUES {values}) AS k CROSS JOIN {table} ON {on}"
 
 
 @lru_cache(maxsize=64)

@@ -217,6 +217,9 @@ def _cleanup_lines(r: Run, info: dict[str, Any]) -> list[str]:
         f"           WAL checkpoints (passive, outside the lock): "
         f"{lock.get('checkpoints', '?')} taking {lock['checkpoint_ms'] / 1000:.1f} s of the "
         f"{c['seconds']:.1f} s",
+        f"           gave way to the digest (its spool backlog over "
+        f"TRACEBOX_CLEANUP_YIELD_LAG_SECONDS): before {lock.get('yields', 0):,} transactions, "
+        f"{lock.get('yielded_ms', 0) / 1000:.1f} s in all",
     ]
 
 

@@ -122,6 +122,10 @@ class Settings(BaseSettings):
     # Longest a cleanup write transaction should hold the (SQLite) write lock; the batch
     # size adapts to it. Issue 13: "no write transaction holds the lock more than ~50 ms".
     cleanup_lock_target_ms: float = 25.0
+    # Cleanup waits (up to 5 s per transaction) while this node's digest is more than this
+    # many seconds behind its spool: under load it slows down rather than make the spool
+    # fill and ingestion answer 503 (issue 13). 0: never waits.
+    cleanup_yield_lag_seconds: float = Field(default=2.0, ge=0)
     usage_retention_days: int = 90  # hourly usage counters kept this long (the view shows 30)
     # zstd dictionaries per project (Sentry Relay has none; zstd's own default size)
     dictionary_bytes: int = 110 * KIB  # as zstd's --maxdict default (112,640 bytes)

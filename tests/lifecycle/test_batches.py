@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Connection
 
-from tracebox.lifecycle.batches import GROWTH, Batches
+from tracebox.lifecycle.batches import GROWTH, MAX_YIELD_S, YIELD_STEP_S, Batches
 from tracebox.store import Database
 
 TARGET_MS = 25.0
@@ -107,3 +107,44 @@ def test_a_short_list_says_little_about_the_batch_size(db: Database) -> None:
     assert run.batches.size == 100
     run.transaction(40.0, rows=1)  # over the budget even so: the machine is slow just now
     assert run.batches.size == 62  # 100 x 25 / 40
+
+
+class Backlog:
+    """The digest is behind for the first ``rounds`` times it is asked."""
+
+    def __init__(self, rounds: int) -> None:
+        self.rounds = rounds
+        self.asked = 0
+
+    def __call__(self) -> bool:
+        self.asked += 1
+        return self.asked <= self.rounds
+
+
+def test_a_digest_behind_makes_the_next_transaction_wait_until_it_caught_up(
+    db: Database,
+) -> None:
+    run = Run(db)
+    behind = Backlog(rounds=3)
+    run.batches._behind = behind
+    run.transaction(0.05)
+
+    assert run.pauses[:3] == [YIELD_STEP_S] * 3  # then the transaction, then its pause
+    assert len(run.pauses) == 4
+    assert run.batches.stats.yields == 1
+    assert run.batches.stats.yielded_ms == pytest.approx(300)
+    run.transaction(0.05)  # caught up: no wait
+    assert run.batches.stats.yields == 1 and len(run.pauses) == 5
+
+
+def test_a_digest_that_stays_behind_slows_cleanup_down_but_never_stops_it(
+    db: Database,
+) -> None:
+    run = Run(db)
+    run.batches._behind = Backlog(rounds=10**9)
+    for _ in range(3):
+        run.transaction(0.05)
+
+    assert run.batches.stats.transactions == 3  # every transaction ran ...
+    assert run.batches.stats.yields == 3  # ... each after the longest wait
+    assert run.batches.stats.yielded_ms == pytest.approx(3 * MAX_YIELD_S * 1000)

@@ -14,9 +14,9 @@ from tests.lifecycle.helpers import DAY, event, event_ids, project, store
 from tracebox.config import Settings
 from tracebox.lifecycle.cleanup import CleanupLoop
 from tracebox.store import Database, usage
-from tracebox.store.engine import alembic_config
+from tracebox.store.engine import SQLITE_WAL_AUTOCHECKPOINT_PAGES, alembic_config
 from tracebox.store.payloads import PayloadEncoder
-from tracebox.store.sqlite_space import PAGE_SIZE, new_file_pragmas
+from tracebox.store.sqlite_space import PAGE_SIZE, new_file_pragmas, without_autocheckpoint
 
 
 def pragmas(path: Path) -> tuple[int, int]:
@@ -118,3 +118,23 @@ def test_opening_a_connection_never_waits_for_the_write_lock(tmp_path: Path) -> 
         assert conn.execute("SELECT count(*) FROM projects").fetchone() == (0,)
         conn.close()
     db.dispose()
+
+
+def test_checkpoints_are_off_for_one_cleanup_transaction_only(tmp_path: Path) -> None:
+    """Cleanup turns the automatic checkpoint off for its own transactions; the pool's
+    next user of that connection (the digest) checkpoints every 100 pages again."""
+    db = Database(f"sqlite:///{tmp_path / 'c.sqlite3'}")
+    db.migrate()
+
+    def setting() -> int:
+        with db.write() as conn:
+            return int(conn.exec_driver_sql("PRAGMA wal_autocheckpoint").scalar_one())
+
+    try:
+        assert setting() == SQLITE_WAL_AUTOCHECKPOINT_PAGES
+        with db.write() as conn:
+            without_autocheckpoint(conn)
+            assert conn.exec_driver_sql("PRAGMA wal_autocheckpoint").scalar_one() == 0
+        assert setting() == SQLITE_WAL_AUTOCHECKPOINT_PAGES  # the same pooled connection
+    finally:
+        db.dispose()

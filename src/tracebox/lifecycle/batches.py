@@ -6,6 +6,11 @@ as long as it held the lock, so the digest (waiting in SQLite's busy handler) al
 gets its turn. A slow transaction shrinks the next batch at once; a fast one lets it
 grow by at most ``GROWTH``, so one cheap stretch (rows on pages already in memory, free
 pages at the end of the file) cannot size a batch that a costly stretch then runs with.
+
+Ingestion comes first: while ``behind()`` says the digest is behind (its spool backlog),
+the writer waits before its next transaction, up to ``MAX_YIELD_S`` at a time, so a
+cleanup under heavy load slows down instead of filling the spool; it never stops, so a
+disk budget is still enforced under a load the digest cannot keep up with.
 """
 
 from __future__ import annotations
@@ -27,13 +32,19 @@ MIN_PAUSE_S = 0.005
 # the digest gets its turn, and the disk writes of a large cleanup (about 20 KiB of log
 # and checkpoint per event removed, bench/cleanup_bench.py) are spread out.
 PAUSE_FACTOR = 2.0
-CHECKPOINT_EVERY = 20  # write transactions between two passive WAL checkpoints
+# Write transactions between two passive WAL checkpoints: each one's log (~100-300
+# pages of 16 KiB) goes into the database at once, as the digest's commits do
+# (store.engine.SQLITE_WAL_AUTOCHECKPOINT_PAGES): 20 transactions made 30-100 MiB
+# flushed at once, and ingestion's fsyncs waited behind them.
+CHECKPOINT_EVERY = 1
 GROWTH = 1.25  # a batch grows by at most this factor from one transaction to the next
 # The cost per row is remembered as the larger of the last one and this share of the
 # remembered one (plus the rest of the last): a slow transaction counts at once, fast
 # ones wear its memory down over a few transactions.
 COST_MEMORY = 0.7
 HISTOGRAM_MS = 1000  # lock times are counted per millisecond up to this, above in one bucket
+YIELD_STEP_S = 0.1  # while the digest is behind, ask again after this long ...
+MAX_YIELD_S = 5.0  # ... and go ahead with one transaction after this long at most
 
 
 @dataclass
@@ -49,6 +60,8 @@ class LockStats:
     over_target: int = 0  # transactions longer than the target
     checkpoints: int = 0
     checkpoint_ms: float = 0.0  # passive WAL checkpoints: no write lock, for the record
+    yields: int = 0  # transactions that first waited for the digest to catch up
+    yielded_ms: float = 0.0  # how long they waited in all
 
     def __post_init__(self) -> None:
         self._histogram = [0] * (HISTOGRAM_MS + 1)
@@ -81,6 +94,7 @@ class Batches:
         initial: int = 100,
         maximum: int = 2000,
         on_lock: Callable[[float], None] | None = None,
+        behind: Callable[[], bool] | None = None,
         sleep: Callable[[float], object] = time.sleep,
         clock: Callable[[], float] = time.perf_counter,
     ) -> None:
@@ -91,6 +105,7 @@ class Batches:
         self.stats = LockStats()
         self._cost_ms: float | None = None  # per row
         self._on_lock = on_lock
+        self._behind = behind
         self._sleep = sleep
         self._clock = clock
 
@@ -98,6 +113,7 @@ class Batches:
         """Run ``work`` in one write transaction covering ``rows`` rows; adapt the size.
         Python's cyclic garbage collector waits until the lock is released: a collection
         inside the transaction held the lock for nothing (4% of it, py-spy)."""
+        self._wait_turn()
         collecting = gc.isenabled()
         gc.disable()
         try:
@@ -111,6 +127,18 @@ class Batches:
                 gc.enable()
         self._done(held_ms, rows)
         return result
+
+    def _wait_turn(self) -> None:
+        """Wait while the digest is behind, at most ``MAX_YIELD_S``."""
+        if self._behind is None:
+            return
+        steps = 0
+        while steps < round(MAX_YIELD_S / YIELD_STEP_S) and self._behind():
+            self._sleep(YIELD_STEP_S)
+            steps += 1
+        if steps:
+            self.stats.yields += 1
+            self.stats.yielded_ms += steps * YIELD_STEP_S * 1000
 
     def _done(self, held_ms: float, rows: int) -> None:
         self.stats.add(held_ms, self.target_ms)

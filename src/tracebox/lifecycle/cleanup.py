@@ -25,12 +25,16 @@ from tracebox.lifecycle.removal import Removal, unlink
 from tracebox.lifecycle.retention import Policy, Pruner, policies
 from tracebox.logs import LoggedCondition, first_line
 from tracebox.metrics import Metrics
+from tracebox.spool import progress
 from tracebox.store import Database, client_reports, sqlite_space, usage
 from tracebox.store.usage import Outcome
 
 log = logging.getLogger("tracebox.lifecycle")
 
 JOB_POLL_SECONDS = 2.0  # how soon a deletion request left unfinished by its request starts
+# The digest publishes its progress after every batch and every few seconds while idle:
+# older than this, no digest runs on this node.
+DIGEST_ALIVE_SECONDS = 30.0
 FAILURE_PAUSE_SECONDS = 5.0  # pause before retrying a failed step (the digest: up to 5 s)
 VACUUM_PAGES = 64  # first incremental_vacuum step (16 KiB pages); adapts like the other batches
 # At most this many pages per step: moving a page in use (and rewriting the pointer to it)
@@ -131,7 +135,19 @@ class CleanupLoop:
             initial=initial,
             maximum=maximum,
             on_lock=self._locked,
+            behind=self._digest_behind if self.settings.cleanup_yield_lag_seconds else None,
         )
+
+    def _digest_behind(self) -> bool:
+        """This node's digest runs and is more than ``cleanup_yield_lag_seconds`` behind
+        its spool. (Without a digest, say ``tracebox cleanup`` while serve is stopped,
+        there is nobody to give way to.)"""
+        now, spool = time.time(), self.settings.spool_dir
+        state = progress.read(spool)
+        if now - state.published_at > DIGEST_ALIVE_SECONDS:
+            return False
+        lag = progress.backlog(spool, state).lag_seconds(now)
+        return lag > self.settings.cleanup_yield_lag_seconds
 
     def deletions(self, stop: threading.Event, batches: Batches | None = None) -> list[int]:
         worker = Worker(self.db, batches or self.batches(), stop, kinds=self.kinds)

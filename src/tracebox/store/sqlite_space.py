@@ -131,13 +131,18 @@ def vacuum_mode(conn: Connection) -> int | None:
     return int(conn.exec_driver_sql("PRAGMA auto_vacuum").scalar_one())
 
 
+AUTOCHECKPOINT_OFF = "tracebox.no_autocheckpoint"  # in a pooled connection's info
+
+
 def without_autocheckpoint(conn: Connection) -> None:
     """Leave this connection's commits out of WAL checkpoints (SQLite): the committing
     connection runs them, and cleanup's lock-timed transactions should not include
-    copying the log into the database. Cleanup checkpoints passively instead."""
-    if conn.dialect.name == "sqlite" and not conn.info.get("tracebox.no_autocheckpoint"):
+    copying the log into the database. Cleanup checkpoints passively instead. Until the
+    connection's next checkout: then ``engine`` turns the checkpoints back on (the digest
+    may take this connection from the pool next, and must keep the log short)."""
+    if conn.dialect.name == "sqlite" and not conn.info.get(AUTOCHECKPOINT_OFF):
         conn.exec_driver_sql("PRAGMA wal_autocheckpoint=0")
-        conn.info["tracebox.no_autocheckpoint"] = True
+        conn.info[AUTOCHECKPOINT_OFF] = True
 
 
 def checkpoint(engine: Engine) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Connection
 
-from tracebox.lifecycle.batches import GROWTH, MAX_YIELD_S, YIELD_STEP_S, Batches
+from tracebox.lifecycle.batches import GROWTH, MAX_YIELD_S, PAUSE_FACTOR, YIELD_STEP_S, Batches
 from tracebox.store import Database
 
 TARGET_MS = 25.0
@@ -67,7 +67,7 @@ def test_a_batch_over_the_budget_shrinks_the_next_one_to_fit(db: Database) -> No
     run.transaction(0.5)  # 100 rows: 50 ms, twice the target
 
     assert 49 <= run.batches.size <= 50  # 25 ms / 0.5 ms per row
-    assert run.pauses[-1] == pytest.approx(0.1)  # twice as long as it held the lock
+    assert run.pauses[-1] == pytest.approx(PAUSE_FACTOR * 0.05)  # after holding it 50 ms
     run.transaction(0.5)
     assert run.held_ms[-1] <= TARGET_MS + 0.5
     assert run.batches.stats.transactions == 2
@@ -96,7 +96,7 @@ def test_rows_turning_costly_cost_one_slow_transaction_only(db: Database) -> Non
 
     over = [ms for ms in run.held_ms if ms > TARGET_MS + 0.5]
     assert len(over) == 1
-    assert run.pauses[-11] == pytest.approx(2 * over[0] / 1000)
+    assert run.pauses[-11] == pytest.approx(PAUSE_FACTOR * over[0] / 1000)
     assert 49 <= run.batches.size <= 50
 
 

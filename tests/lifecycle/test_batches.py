@@ -5,6 +5,7 @@ time, and a pause after each. Deterministic: the clock is the test's, and each b
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -148,3 +149,16 @@ def test_a_digest_that_stays_behind_slows_cleanup_down_but_never_stops_it(
     assert run.batches.stats.transactions == 3  # every transaction ran ...
     assert run.batches.stats.yields == 3  # ... each after the longest wait
     assert run.batches.stats.yielded_ms == pytest.approx(3 * MAX_YIELD_S * 1000)
+
+
+def test_a_stop_ends_the_wait_at_once(db: Database) -> None:
+    """SIGTERM must not wait for the digest to catch up: the transaction in hand goes."""
+    run = Run(db)
+    stop = threading.Event()
+    run.batches._behind = Backlog(rounds=10**9)
+    run.batches._stop = stop
+    run.batches._sleep = lambda _s: stop.set()  # SIGTERM during the first wait
+    run.transaction(0.05)
+
+    assert run.batches.stats.transactions == 1
+    assert run.batches.stats.yielded_ms == pytest.approx(YIELD_STEP_S * 1000)

@@ -16,6 +16,7 @@ disk budget is still enforced under a load the digest cannot keep up with.
 from __future__ import annotations
 
 import gc
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -98,6 +99,7 @@ class Batches:
         maximum: int = 2000,
         on_lock: Callable[[float], None] | None = None,
         behind: Callable[[], bool] | None = None,
+        stop: threading.Event | None = None,
         sleep: Callable[[float], object] = time.sleep,
         clock: Callable[[], float] = time.perf_counter,
     ) -> None:
@@ -109,6 +111,7 @@ class Batches:
         self._cost_ms: float | None = None  # per row
         self._on_lock = on_lock
         self._behind = behind
+        self._stop = stop or threading.Event()
         self._sleep = sleep
         self._clock = clock
 
@@ -132,11 +135,13 @@ class Batches:
         return result
 
     def _wait_turn(self) -> None:
-        """Wait while the digest is behind, at most ``MAX_YIELD_S``."""
+        """Wait while the digest is behind, at most ``MAX_YIELD_S``; not once ``stop``
+        is set (SIGTERM: serve's stop must not wait for the digest to catch up)."""
         if self._behind is None:
             return
         steps = 0
-        while steps < round(MAX_YIELD_S / YIELD_STEP_S) and self._behind():
+        limit = round(MAX_YIELD_S / YIELD_STEP_S)
+        while steps < limit and not self._stop.is_set() and self._behind():
             self._sleep(YIELD_STEP_S)
             steps += 1
         if steps:

@@ -128,7 +128,9 @@ class CleanupLoop:
             self.beat()
             stop.wait(JOB_POLL_SECONDS)
 
-    def batches(self, *, initial: int = 100, maximum: int = 2000) -> Batches:
+    def batches(
+        self, *, initial: int = 100, maximum: int = 2000, stop: threading.Event | None = None
+    ) -> Batches:
         return Batches(
             self.db,
             target_ms=self.settings.cleanup_lock_target_ms,
@@ -136,6 +138,7 @@ class CleanupLoop:
             maximum=maximum,
             on_lock=self._locked,
             behind=self._digest_behind if self.settings.cleanup_yield_lag_seconds else None,
+            stop=stop,
         )
 
     def _digest_behind(self) -> bool:
@@ -150,7 +153,7 @@ class CleanupLoop:
         return lag > self.settings.cleanup_yield_lag_seconds
 
     def deletions(self, stop: threading.Event, batches: Batches | None = None) -> list[int]:
-        worker = Worker(self.db, batches or self.batches(), stop, kinds=self.kinds)
+        worker = Worker(self.db, batches or self.batches(stop=stop), stop, kinds=self.kinds)
         return [job.id for job in worker.run_pending()]
 
     def flush_refusals(self) -> int:
@@ -177,7 +180,7 @@ class CleanupLoop:
     def run_once(self, stop: threading.Event | None = None) -> PassReport:
         stop = stop or threading.Event()
         report = PassReport(started_at=self.clock())
-        batches = self.batches()
+        batches = self.batches(stop=stop)
         pruner = Pruner(self.db, batches, stop, clock=self.clock, kinds=self.kinds, beat=self.beat)
         report.used_bytes_before = pruner.used_bytes()
         report.deletions_finished = self.deletions(stop, batches)

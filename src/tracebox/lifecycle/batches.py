@@ -1,7 +1,7 @@
 """Write transactions sized to hold the database's write lock about ``target_ms``.
 
 Each batch is one short write transaction; its size is the target divided by the cost
-per row measured on the last transactions, and after each one the writer pauses four
+per row measured on the last transactions, and after each one the writer pauses eight
 times as long as it held the lock, so the digest (waiting in SQLite's busy handler) always
 gets its turn. A slow transaction shrinks the next batch at once; a fast one lets it
 grow by at most ``GROWTH``, so one cheap stretch (rows on pages already in memory, free
@@ -31,11 +31,11 @@ T = TypeVar("T")
 MIN_PAUSE_S = 0.005
 # After each transaction the writer pauses this many times as long as it held the lock:
 # the digest gets its turn, and the disk writes of a large cleanup (about 20 KiB of log
-# and checkpoint per event removed, bench/cleanup_bench.py) are spread out. Four, not
-# two: on 1,000,000 events under 1,000 events/s of ingestion, the p99 with cleanup went
-# from 21.4 to 17.3 ms (17.1 and 18.2 without) and the longest lock from 142 to 55 ms,
-# for a cleanup 11% longer (docs/performance.md).
-PAUSE_FACTOR = 4.0
+# and checkpoint per event removed, bench/cleanup_bench.py) are spread out. On
+# 1,000,000 events under 1,000 events/s of ingestion the p99 with cleanup was 21.4 ms
+# at 2, 17.3-17.4 ms at 4 and 12.7 ms at 8, against 10.8-18.2 ms without cleanup; at 8
+# the cleanup of 300,000 events took 235 s (docs/performance.md).
+PAUSE_FACTOR = 8.0
 # Write transactions between two passive WAL checkpoints: each one's log (~100-300
 # pages of 16 KiB) goes into the database at once, as the digest's commits do
 # (store.engine.SQLITE_WAL_AUTOCHECKPOINT_PAGES): 20 transactions made 30-100 MiB

@@ -33,8 +33,8 @@ MIN_PAUSE_S = 0.005
 # the digest gets its turn, and the disk writes of a large cleanup (about 20 KiB of log
 # and checkpoint per event removed, bench/cleanup_bench.py) are spread out. On
 # 1,000,000 events under 1,000 events/s of ingestion the p99 with cleanup was 21.4 ms
-# at 2, 17.3-17.4 ms at 4 and 12.7 ms at 8, against 10.8-18.2 ms without cleanup; at 8
-# the cleanup of 300,000 events took 235 s (docs/performance.md).
+# at 2, 17.3-17.4 ms at 4 and 12.7 ms at 8 (twice), against 7.4-18.2 ms in the runs
+# without cleanup; at 8 the cleanup of 300,000 events took 232-235 s (docs/performance.md).
 PAUSE_FACTOR = 8.0
 # Write transactions between two passive WAL checkpoints: each one's log (~100-300
 # pages of 16 KiB) goes into the database at once, as the digest's commits do

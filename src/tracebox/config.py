@@ -103,7 +103,8 @@ class Settings(BaseSettings):
     # SQLite page cache of each connection of the background process (4 connections; the
     # web workers keep 32 MiB each). Measured (issue 10): on a fresh database the digest
     # writes as fast with 4 MiB as with 32, which cost ~30 MB more resident memory once
-    # filled; on a 1M-event database 32 MiB kept up better (docs/performance.md, "Storage").
+    # filled. (On a 1M-event database 32 MiB seemed to keep up better: it held more of an
+    # index the digest then scanned per batch, a scan store/bulk.py no longer makes.)
     background_sqlite_cache_mib: int = Field(default=8, ge=1)
     retry_after_seconds: int = 30  # Retry-After sent with 503 (spool full, database down)
 

@@ -64,6 +64,11 @@ def parse_args() -> argparse.Namespace:
         help="runs in order; a name with 'cleanup' runs it meanwhile ('': only build)",
     )
     p.add_argument("--lock-target-ms", type=float, default=25.0)
+    p.add_argument(
+        "--write-mib-per-s",
+        type=float,
+        help="TRACEBOX_CLEANUP_WRITE_MIB_PER_S for the cleanup (default: the setting's)",
+    )
     p.add_argument("--wait-idle", type=float, default=0, metavar="SECONDS")
     p.add_argument("--json", type=Path)
     return p.parse_args()
@@ -186,6 +191,8 @@ def _start_cleanup(
         TRACEBOX_DICTIONARY_MIN_EVENTS=str(10**12),  # measure removal only
         TRACEBOX_RETENTION_EVENTS_PER_ERROR=str(10**6),  # by age only: exactly the oldest 30%
     )
+    if args.write_mib_per_s is not None:
+        env["TRACEBOX_CLEANUP_WRITE_MIB_PER_S"] = str(args.write_mib_per_s)
     cmd = [sys.executable, "-m", "tracebox", *global_args, "cleanup"]
     log = (run_dir / "cleanup.log").open("wb")
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, env=env)
@@ -217,6 +224,11 @@ def _cleanup_lines(r: Run, info: dict[str, Any]) -> list[str]:
         f"           WAL checkpoints (passive, outside the lock): "
         f"{lock.get('checkpoints', '?')} taking {lock['checkpoint_ms'] / 1000:.1f} s of the "
         f"{c['seconds']:.1f} s",
+        f"           disk writes (log pages and their checkpoint): "
+        f"{lock.get('written_bytes', 0) / 2**20:,.0f} MiB, "
+        f"{lock.get('written_bytes', 0) / 1024 / max(1, removed):.1f} KiB per event removed; "
+        f"paused {lock.get('paced_ms', 0) / 1000:.1f} s longer to keep to "
+        f"TRACEBOX_CLEANUP_WRITE_MIB_PER_S",
         f"           gave way to the digest (its spool backlog over "
         f"TRACEBOX_CLEANUP_YIELD_LAG_SECONDS): before {lock.get('yields', 0):,} transactions, "
         f"{lock.get('yielded_ms', 0) / 1000:.1f} s in all",

@@ -7,6 +7,13 @@ gets its turn. A slow transaction shrinks the next batch at once; a fast one let
 grow by at most ``GROWTH``, so one cheap stretch (rows on pages already in memory, free
 pages at the end of the file) cannot size a batch that a costly stretch then runs with.
 
+The disk is shared with ingestion, whose every acknowledgement waits for an fsync of the
+spool: with ``write_budget`` (bytes per second), the pause is also long enough that
+cleanup's writes (each transaction's log pages, checkpointed after it) stay within it.
+Removing an event rewrites pages of the table and of both its indexes, about 30 KiB
+on disk, so without a budget cleanup wrote 30-40 MiB/s and the fsyncs' p99 went from
+0.4 to 6 ms (docs/performance.md).
+
 Ingestion comes first: while ``behind()`` says the digest is behind (its spool backlog),
 the writer waits before its next transaction, up to ``MAX_YIELD_S`` at a time, so a
 cleanup under heavy load slows down instead of filling the spool; it never stops, so a
@@ -36,11 +43,6 @@ MIN_PAUSE_S = 0.005
 # at 2, 17.3-17.4 ms at 4 and 12.7 ms at 8 (twice), against 7.4-18.2 ms in the runs
 # without cleanup; at 8 the cleanup of 300,000 events took 232-235 s (docs/performance.md).
 PAUSE_FACTOR = 8.0
-# Write transactions between two passive WAL checkpoints: each one's log (~100-300
-# pages of 16 KiB) goes into the database at once, as the digest's commits do
-# (store.engine.SQLITE_WAL_AUTOCHECKPOINT_PAGES): 20 transactions made 30-100 MiB
-# flushed at once, and ingestion's fsyncs waited behind them.
-CHECKPOINT_EVERY = 1
 GROWTH = 1.25  # a batch grows by at most this factor from one transaction to the next
 # The cost per row is remembered as the larger of the last one and this share of the
 # remembered one (plus the rest of the last): a slow transaction counts at once, fast
@@ -62,8 +64,14 @@ class LockStats:
     p50_ms: float = 0.0
     p99_ms: float = 0.0
     over_target: int = 0  # transactions longer than the target
+    # A passive WAL checkpoint after each transaction (no write lock, for the record): each
+    # one's log (~100-500 pages of 16 KiB) goes into the database at once, as the digest's
+    # commits do (store.engine.SQLITE_WAL_AUTOCHECKPOINT_PAGES). Every 20 transactions
+    # made 30-100 MiB flushed at once, and ingestion's fsyncs waited behind them.
     checkpoints: int = 0
-    checkpoint_ms: float = 0.0  # passive WAL checkpoints: no write lock, for the record
+    checkpoint_ms: float = 0.0
+    written_bytes: int = 0  # about: log pages and their copies in the database
+    paced_ms: float = 0.0  # pauses made longer than the lock's to keep to the write budget
     yields: int = 0  # transactions that first waited for the digest to catch up
     yielded_ms: float = 0.0  # how long they waited in all
 
@@ -99,6 +107,7 @@ class Batches:
         maximum: int = 2000,
         on_lock: Callable[[float], None] | None = None,
         behind: Callable[[], bool] | None = None,
+        write_budget: float = 0.0,
         stop: threading.Event | None = None,
         sleep: Callable[[float], object] = time.sleep,
         clock: Callable[[], float] = time.perf_counter,
@@ -111,6 +120,7 @@ class Batches:
         self._cost_ms: float | None = None  # per row
         self._on_lock = on_lock
         self._behind = behind
+        self._write_budget = write_budget  # bytes per second; 0: none
         self._stop = stop or threading.Event()
         self._sleep = sleep
         self._clock = clock
@@ -131,7 +141,7 @@ class Batches:
         finally:
             if collecting:
                 gc.enable()
-        self._done(held_ms, rows)
+        self._done(started, held_ms, rows)
         return result
 
     def _wait_turn(self) -> None:
@@ -148,17 +158,23 @@ class Batches:
             self.stats.yields += 1
             self.stats.yielded_ms += steps * YIELD_STEP_S * 1000
 
-    def _done(self, held_ms: float, rows: int) -> None:
+    def _done(self, started: float, held_ms: float, rows: int) -> None:
         self.stats.add(held_ms, self.target_ms)
         if self._on_lock:
             self._on_lock(held_ms / 1000)
         self._adapt(held_ms, rows)
-        if self.stats.transactions % CHECKPOINT_EVERY == 0:
-            started = self._clock()
-            sqlite_space.checkpoint(self.db.engine)
-            self.stats.checkpoints += 1
-            self.stats.checkpoint_ms += (self._clock() - started) * 1000
-        self._sleep(max(MIN_PAUSE_S, PAUSE_FACTOR * held_ms / 1000))
+        checkpoint_started = self._clock()
+        written = sqlite_space.checkpoint(self.db.engine)
+        self.stats.checkpoints += 1
+        self.stats.checkpoint_ms += (self._clock() - checkpoint_started) * 1000
+        self.stats.written_bytes += written
+        pause = max(MIN_PAUSE_S, PAUSE_FACTOR * held_ms / 1000)
+        if self._write_budget > 0:  # the whole cycle, from BEGIN to the next, fits the budget
+            paced = written / self._write_budget - (self._clock() - started)
+            if paced > pause:
+                self.stats.paced_ms += (paced - pause) * 1000
+                pause = paced
+        self._sleep(pause)
 
     def _adapt(self, held_ms: float, rows: int) -> None:
         """Size the next batch to ``target_ms`` at the remembered cost per row, learnt

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from tracebox.config import Settings
+from tracebox.config import MIB, Settings
 from tracebox.ingest.counters import SharedCounters
 from tracebox.lifecycle import compression
 from tracebox.lifecycle.batches import Batches, LockStats
@@ -138,6 +138,7 @@ class CleanupLoop:
             maximum=maximum,
             on_lock=self._locked,
             behind=self._digest_behind if self.settings.cleanup_yield_lag_seconds else None,
+            write_budget=self.settings.cleanup_write_mib_per_s * MIB,
             stop=stop,
         )
 

@@ -145,11 +145,16 @@ def without_autocheckpoint(conn: Connection) -> None:
         conn.info[AUTOCHECKPOINT_OFF] = True
 
 
-def checkpoint(engine: Engine) -> None:
+def checkpoint(engine: Engine) -> int:
     """Copy the write-ahead log into the database without blocking writers (SQLite's
-    PASSIVE checkpoint: it never takes the write lock)."""
-    if engine.dialect.name == "sqlite":
-        with engine.connect() as conn:
-            raw = conn.connection.driver_connection
-            assert raw is not None
-            raw.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+    PASSIVE checkpoint: it never takes the write lock). Returns about the bytes the
+    writes since the last checkpoint put on disk: the pages in the log, and as many again
+    copied into the database (PostgreSQL: 0)."""
+    if engine.dialect.name != "sqlite":
+        return 0
+    with engine.connect() as conn:
+        raw = conn.connection.driver_connection
+        assert raw is not None
+        _, logged, copied = raw.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        page = int(raw.execute("PRAGMA page_size").fetchone()[0])
+    return (max(0, int(logged)) + max(0, int(copied))) * page

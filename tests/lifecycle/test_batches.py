@@ -12,7 +12,15 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Connection
 
-from tracebox.lifecycle.batches import GROWTH, MAX_YIELD_S, PAUSE_FACTOR, YIELD_STEP_S, Batches
+from tracebox.lifecycle.batches import (
+    GROWTH,
+    MAX_PACE_S,
+    MAX_YIELD_S,
+    MIN_PAUSE_S,
+    PAUSE_FACTOR,
+    YIELD_STEP_S,
+    Batches,
+)
 from tracebox.store import Database
 
 TARGET_MS = 25.0
@@ -162,3 +170,59 @@ def test_a_stop_ends_the_wait_at_once(db: Database) -> None:
 
     assert run.batches.stats.transactions == 1
     assert run.batches.stats.yielded_ms == pytest.approx(YIELD_STEP_S * 1000)
+
+
+MIB = 1024 * 1024
+
+
+def test_the_pause_keeps_the_databases_writes_within_the_write_budget(db: Database) -> None:
+    """Each transaction's pages go to disk twice, into the log and at the checkpoint after
+    it into the database: the pause lasts as long as the budget needs for both."""
+    pauses: list[float] = []
+    batches = Batches(db, target_ms=TARGET_MS, write_budget=MIB, sleep=pauses.append, clock=Clock())
+    batches.write(lambda conn: conn.exec_driver_sql("CREATE TABLE blobs (b BLOB)"), rows=0)
+    written = batches.stats.written_bytes
+    batches.write(
+        lambda conn: conn.exec_driver_sql("INSERT INTO blobs VALUES (zeroblob(2097152))"), rows=1
+    )
+
+    blob = batches.stats.written_bytes - written
+    assert 4 * MIB <= blob <= 5 * MIB  # 2 MiB in the log, 2 MiB copied
+    assert pauses[-1] == pytest.approx(blob / MIB)  # the test's clock did not move
+    assert batches.stats.paced_ms == pytest.approx(1000 * (sum(pauses) - MIN_PAUSE_S * 2), abs=1)
+    batches.write(lambda conn: conn.exec_driver_sql("SELECT count(*) FROM blobs").scalar(), rows=0)
+    assert batches.stats.written_bytes == written + blob  # nothing written: nothing counted
+    assert pauses[-1] == MIN_PAUSE_S
+
+
+def test_writes_far_over_the_budget_slow_cleanup_down_but_never_stop_it(db: Database) -> None:
+    pauses: list[float] = []
+    batches = Batches(db, target_ms=TARGET_MS, write_budget=1, sleep=pauses.append, clock=Clock())
+    batches.write(lambda conn: conn.exec_driver_sql("CREATE TABLE blobs (b BLOB)"), rows=0)
+
+    assert pauses == [MAX_PACE_S]
+
+
+def test_without_a_write_budget_the_pause_follows_the_lock_time_only(db: Database) -> None:
+    run = Run(db)
+    run.batches.write(lambda conn: conn.exec_driver_sql("CREATE TABLE blobs (b BLOB)"), rows=0)
+    run.transaction(0.5)
+
+    assert run.batches.stats.written_bytes > 0  # counted all the same
+    assert run.pauses == [MIN_PAUSE_S, pytest.approx(PAUSE_FACTOR * 0.05)]
+    assert run.batches.stats.paced_ms == 0
+
+
+def test_what_others_write_between_transactions_is_not_counted(db: Database) -> None:
+    """The digest's commits between two of cleanup's are its own: they are checkpointed
+    before cleanup's next transaction, and its pause follows that transaction's only."""
+    pauses: list[float] = []
+    batches = Batches(db, target_ms=TARGET_MS, write_budget=MIB, sleep=pauses.append, clock=Clock())
+    batches.write(lambda conn: conn.exec_driver_sql("CREATE TABLE blobs (b BLOB)"), rows=0)
+    written = batches.stats.written_bytes
+    with db.write() as conn:  # the digest, say
+        conn.exec_driver_sql("INSERT INTO blobs VALUES (zeroblob(2097152))")
+    batches.write(lambda conn: conn.exec_driver_sql("SELECT count(*) FROM blobs").scalar(), rows=0)
+
+    assert batches.stats.written_bytes == written
+    assert pauses[-1] == MIN_PAUSE_S

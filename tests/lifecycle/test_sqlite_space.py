@@ -16,7 +16,12 @@ from tracebox.lifecycle.cleanup import CleanupLoop
 from tracebox.store import Database, usage
 from tracebox.store.engine import SQLITE_WAL_AUTOCHECKPOINT_PAGES, alembic_config
 from tracebox.store.payloads import PayloadEncoder
-from tracebox.store.sqlite_space import PAGE_SIZE, new_file_pragmas, without_autocheckpoint
+from tracebox.store.sqlite_space import (
+    PAGE_SIZE,
+    Checkpoints,
+    new_file_pragmas,
+    without_autocheckpoint,
+)
 
 
 def pragmas(path: Path) -> tuple[int, int]:
@@ -138,3 +143,41 @@ def test_checkpoints_are_off_for_one_cleanup_transaction_only(tmp_path: Path) ->
         assert setting() == SQLITE_WAL_AUTOCHECKPOINT_PAGES  # the same pooled connection
     finally:
         db.dispose()
+
+
+def test_checkpoints_count_each_write_once_even_while_a_reader_holds_the_log(
+    tmp_path: Path,
+) -> None:
+    """The bytes the pacing of cleanup sees: the pages each write put in the log, and as
+    many again once the checkpoint copied them, none of them twice."""
+    path = tmp_path / "meter.sqlite3"
+    db = Database(f"sqlite:///{path}")
+    checkpoints = Checkpoints(db.engine)
+    with db.write() as conn:
+        without_autocheckpoint(conn)
+        conn.exec_driver_sql("CREATE TABLE blobs (b BLOB)")
+    checkpoints()
+    mib = 1024 * 1024
+
+    def add_mib() -> None:
+        with db.write() as conn:
+            without_autocheckpoint(conn)
+            conn.exec_driver_sql(f"INSERT INTO blobs VALUES (zeroblob({mib}))")
+
+    add_mib()
+    one = checkpoints()
+    assert 2 * mib <= one <= 2 * mib + 8 * PAGE_SIZE  # 1 MiB logged, 1 MiB copied
+    assert checkpoints() == 0  # nothing new
+
+    reader = sqlite3.connect(path)  # holds its snapshot: the log is neither copied nor reused
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM blobs").fetchone()
+    add_mib()
+    logged_only = checkpoints()
+    add_mib()
+    assert one / 2 <= logged_only <= one / 2 + 8 * PAGE_SIZE
+    assert one / 2 <= checkpoints() <= one / 2 + 8 * PAGE_SIZE
+    reader.execute("COMMIT")
+    reader.close()
+    assert one <= checkpoints() <= one + 8 * PAGE_SIZE  # both copied now, 2 MiB in all
+    db.dispose()

@@ -51,6 +51,7 @@ COST_MEMORY = 0.7
 HISTOGRAM_MS = 1000  # lock times are counted per millisecond up to this, above in one bucket
 YIELD_STEP_S = 0.1  # while the digest is behind, ask again after this long ...
 MAX_YIELD_S = 5.0  # ... and go ahead with one transaction after this long at most
+MAX_PACE_S = 5.0  # the longest pause for the write budget: slower, never stopped
 
 
 @dataclass
@@ -121,6 +122,7 @@ class Batches:
         self._on_lock = on_lock
         self._behind = behind
         self._write_budget = write_budget  # bytes per second; 0: none
+        self._checkpoint = sqlite_space.Checkpoints(db.engine)
         self._stop = stop or threading.Event()
         self._sleep = sleep
         self._clock = clock
@@ -130,6 +132,7 @@ class Batches:
         Python's cyclic garbage collector waits until the lock is released: a collection
         inside the transaction held the lock for nothing (4% of it, py-spy)."""
         self._wait_turn()
+        self._checkpointed()  # what others wrote since ours: copied, not counted
         collecting = gc.isenabled()
         gc.disable()
         try:
@@ -163,18 +166,23 @@ class Batches:
         if self._on_lock:
             self._on_lock(held_ms / 1000)
         self._adapt(held_ms, rows)
-        checkpoint_started = self._clock()
-        written = sqlite_space.checkpoint(self.db.engine)
-        self.stats.checkpoints += 1
-        self.stats.checkpoint_ms += (self._clock() - checkpoint_started) * 1000
+        written = self._checkpointed()  # ours (others were waiting for the lock)
         self.stats.written_bytes += written
         pause = max(MIN_PAUSE_S, PAUSE_FACTOR * held_ms / 1000)
         if self._write_budget > 0:  # the whole cycle, from BEGIN to the next, fits the budget
-            paced = written / self._write_budget - (self._clock() - started)
+            paced = min(MAX_PACE_S, written / self._write_budget - (self._clock() - started))
             if paced > pause:
                 self.stats.paced_ms += (paced - pause) * 1000
                 pause = paced
         self._sleep(pause)
+
+    def _checkpointed(self) -> int:
+        """A passive checkpoint; the bytes written since the last one."""
+        started = self._clock()
+        written = self._checkpoint()
+        self.stats.checkpoints += 1
+        self.stats.checkpoint_ms += (self._clock() - started) * 1000
+        return written
 
     def _adapt(self, held_ms: float, rows: int) -> None:
         """Size the next batch to ``target_ms`` at the remembered cost per row, learnt

@@ -145,16 +145,32 @@ def without_autocheckpoint(conn: Connection) -> None:
         conn.info[AUTOCHECKPOINT_OFF] = True
 
 
-def checkpoint(engine: Engine) -> int:
-    """Copy the write-ahead log into the database without blocking writers (SQLite's
-    PASSIVE checkpoint: it never takes the write lock). Returns about the bytes the
-    writes since the last checkpoint put on disk: the pages in the log, and as many again
-    copied into the database (PostgreSQL: 0)."""
-    if engine.dialect.name != "sqlite":
-        return 0
-    with engine.connect() as conn:
-        raw = conn.connection.driver_connection
-        assert raw is not None
-        _, logged, copied = raw.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-        page = int(raw.execute("PRAGMA page_size").fetchone()[0])
-    return (max(0, int(logged)) + max(0, int(copied))) * page
+class Checkpoints:
+    """Passive WAL checkpoints (SQLite's PASSIVE: it never takes the write lock), each
+    saying about how many bytes the database wrote since the one before: the pages added
+    to the log and as many copied into the database file, by any writer (PostgreSQL: no
+    checkpoint, 0).
+
+    SQLite reports the frames in the log and those copied so far; the log starts again
+    at the first write after every frame was copied, so an unchanged report means nothing
+    was written, and a report after a complete one counts from the start."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._last = (0, 0)  # frames in the log, frames copied: at the last checkpoint
+
+    def __call__(self) -> int:
+        if self.engine.dialect.name != "sqlite":
+            return 0
+        with self.engine.connect() as conn:
+            raw = conn.connection.driver_connection
+            assert raw is not None
+            _, logged, copied = raw.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            page = int(raw.execute("PRAGMA page_size").fetchone()[0])
+        now, (last_logged, last_copied) = (max(0, int(logged)), max(0, int(copied))), self._last
+        self._last = now
+        if now == (last_logged, last_copied):
+            return 0
+        if last_logged == last_copied:  # the log was copied whole: it started again
+            return (now[0] + now[1]) * page
+        return (max(0, now[0] - last_logged) + max(0, now[1] - last_copied)) * page

@@ -20,6 +20,7 @@ import argparse
 import os
 import resource
 import shutil
+import signal
 import sqlite3
 import statistics
 import subprocess
@@ -68,6 +69,11 @@ def parse_args() -> argparse.Namespace:
         "--write-mib-per-s",
         type=float,
         help="TRACEBOX_CLEANUP_WRITE_MIB_PER_S for the cleanup (default: the setting's)",
+    )
+    p.add_argument(
+        "--stop-cleanup-after-load",
+        action="store_true",
+        help="SIGTERM the cleanup when the open loop ends (it reports what it did so far)",
     )
     p.add_argument("--wait-idle", type=float, default=0, metavar="SECONDS")
     p.add_argument("--json", type=Path)
@@ -166,6 +172,8 @@ def run(args: argparse.Namespace, name: str, pristine: Path, info: dict[str, Any
         phase: PhaseResult = loadgen.run("open", args.rate, args.seconds, 256)
         if cleanup is not None:
             result.cleanup_within_load = cleanup.poll() is not None
+            if args.stop_cleanup_after_load and not result.cleanup_within_load:
+                cleanup.send_signal(signal.SIGTERM)
             out, _ = cleanup.communicate()
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             result.cleanup_cpu_seconds = (after.ru_utime - children_before.ru_utime) + (
@@ -216,7 +224,8 @@ def _cleanup_lines(r: Run, info: dict[str, Any]) -> list[str]:
         f"{c['seconds']:.1f} s ({r.cleanup_seconds:.1f} s wall): {removed / c['seconds']:,.0f} "
         f"events/s, CPU {r.cleanup_cpu_seconds:.1f} s "
         f"({r.cleanup_cpu_seconds * 1000 / max(1, removed):.3f} ms per event removed); "
-        f"finished within the load: {r.cleanup_within_load}",
+        f"finished within the load: {r.cleanup_within_load}"
+        + (" (stopped when it ended)" if c.get("interrupted") else ""),
         f"           write lock: {lock['transactions']:,} transactions, longest "
         f"{lock['longest_ms']:.1f} ms, p99 {lock.get('p99_ms', 0):.0f} ms, p50 "
         f"{lock.get('p50_ms', 0):.0f} ms, mean {lock['total_ms'] / n:.1f} ms, over the "

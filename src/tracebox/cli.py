@@ -296,6 +296,8 @@ def _stats(args: argparse.Namespace, settings: Settings) -> int:
 
 def _cleanup(args: argparse.Namespace, settings: Settings) -> int:
     import dataclasses
+    import signal
+    import threading
 
     from tracebox.lifecycle.cleanup import CleanupLoop
     from tracebox.lifecycle.plan import plan
@@ -304,7 +306,13 @@ def _cleanup(args: argparse.Namespace, settings: Settings) -> int:
     if args.dry_run:
         _print(dataclasses.asdict(plan(db, settings)))
         return 0
-    _print(dataclasses.asdict(CleanupLoop(db, settings).run_once()))
+    # SIGINT or SIGTERM: the transaction in hand commits, then the pass stops and its
+    # report says what it did so far.
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    report = CleanupLoop(db, settings).run_once(stop)
+    _print(dataclasses.asdict(report) | {"interrupted": stop.is_set()})
     return 0
 
 

@@ -8,11 +8,13 @@ grow by at most ``GROWTH``, so one cheap stretch (rows on pages already in memor
 pages at the end of the file) cannot size a batch that a costly stretch then runs with.
 
 The disk is shared with ingestion, whose every acknowledgement waits for an fsync of the
-spool: with ``write_budget`` (bytes per second), the pause is also long enough that
-cleanup's writes (each transaction's log pages, checkpointed after it) stay within it.
-Removing an event rewrites pages of the table and of both its indexes, about 30 KiB
-on disk, so without a budget cleanup wrote 30-40 MiB/s and the fsyncs' p99 went from
-0.4 to 6 ms (docs/performance.md).
+spool. Removing an event rewrites about 30 KiB of pages (table and both its indexes, in
+the log and again in the database at the checkpoint); paced by the lock alone, cleanup
+wrote about 65 MiB/s and an fsync probe's p99 went from 0.4 to 6.3 ms. With
+``write_budget`` (bytes per second) the pause also lasts until the transaction's writes
+fit the budget (``MAX_PACE_S`` at most). They are counted by the passive checkpoints
+around it: the one before copies what others (the digest) wrote, the one after copies
+the transaction's own pages and says how many (docs/performance.md).
 
 Ingestion comes first: while ``behind()`` says the digest is behind (its spool backlog),
 the writer waits before its next transaction, up to ``MAX_YIELD_S`` at a time, so a
@@ -110,7 +112,7 @@ class Batches:
         behind: Callable[[], bool] | None = None,
         write_budget: float = 0.0,
         stop: threading.Event | None = None,
-        sleep: Callable[[float], object] = time.sleep,
+        sleep: Callable[[float], object] | None = None,
         clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         self.db = db
@@ -124,7 +126,7 @@ class Batches:
         self._write_budget = write_budget  # bytes per second; 0: none
         self._checkpoint = sqlite_space.Checkpoints(db.engine)
         self._stop = stop or threading.Event()
-        self._sleep = sleep
+        self._sleep = sleep or self._stop.wait  # a stop ends a pause at once
         self._clock = clock
 
     def write(self, work: Callable[[Connection], T], *, rows: int) -> T:

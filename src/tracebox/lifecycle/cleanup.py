@@ -234,7 +234,7 @@ class CleanupLoop:
     def give_back_space(self, stop: threading.Event, stats: LockStats | None = None) -> int:
         """Return free pages to the file system, a few per transaction (SQLite). Returns
         the bytes the file shrank by."""
-        batches = self.batches(initial=VACUUM_PAGES, maximum=VACUUM_MAX_PAGES)
+        batches = self.batches(initial=VACUUM_PAGES, maximum=VACUUM_MAX_PAGES, stop=stop)
         if stats is not None:
             batches.stats = stats  # one account of the pass's lock times
         with self.db.read() as conn:

@@ -127,9 +127,9 @@ class Settings(BaseSettings):
     # many seconds behind its spool: under load it slows down rather than make the spool
     # fill and ingestion answer 503 (issue 13). 0: never waits.
     cleanup_yield_lag_seconds: float = Field(default=2.0, ge=0)
-    # Cleanup's own disk writes per second, at most (each event removed writes ~30 KiB of
-    # pages): ingestion's spool fsyncs share the disk. Unpaced (~65 MiB/s) an fsync's p99
-    # went from 0.4 to 6.3 ms, at 16 MiB/s 1.5 ms, at 8 0.4-0.5 ms. 0: no limit.
+    # Cleanup's own disk writes per second, at most (each event removed writes 30-80 KiB of
+    # pages): ingestion's spool fsyncs share the disk. Unpaced (~62 MiB/s) an fsync's p99
+    # went from 0.4 to 6-8 ms, at 16 MiB/s 1.5 ms, at 8 0.4-0.65 ms. 0: no limit.
     cleanup_write_mib_per_s: float = Field(default=8.0, ge=0)
     usage_retention_days: int = 90  # hourly usage counters kept this long (the view shows 30)
     # zstd dictionaries per project (Sentry Relay has none; zstd's own default size)

@@ -8,9 +8,9 @@ grow by at most ``GROWTH``, so one cheap stretch (rows on pages already in memor
 pages at the end of the file) cannot size a batch that a costly stretch then runs with.
 
 The disk is shared with ingestion, whose every acknowledgement waits for an fsync of the
-spool. Removing an event rewrites about 30 KiB of pages (table and both its indexes, in
+spool. Removing an event rewrites 30-80 KiB of pages (table and both its indexes, in
 the log and again in the database at the checkpoint); paced by the lock alone, cleanup
-wrote about 65 MiB/s and an fsync probe's p99 went from 0.4 to 6.3 ms. With
+wrote about 62 MiB/s and an fsync probe's p99 went from 0.4 to 6-8 ms. With
 ``write_budget`` (bytes per second) the pause also lasts until the transaction's writes
 fit the budget (``MAX_PACE_S`` at most). They are counted by the passive checkpoints
 around it: the one before copies what others (the digest) wrote, the one after copies

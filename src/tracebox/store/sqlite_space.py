@@ -167,10 +167,11 @@ class Checkpoints:
             assert raw is not None
             _, logged, copied = raw.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
             page = int(raw.execute("PRAGMA page_size").fetchone()[0])
-        now, (last_logged, last_copied) = (max(0, int(logged)), max(0, int(copied))), self._last
-        self._last = now
-        if now == (last_logged, last_copied):
+        logged, copied = max(0, int(logged)), max(0, int(copied))  # -1: not in WAL mode
+        last_logged, last_copied = self._last
+        self._last = (logged, copied)
+        if (logged, copied) == (last_logged, last_copied):
             return 0
         if last_logged == last_copied:  # the log was copied whole: it started again
-            return (now[0] + now[1]) * page
-        return (max(0, now[0] - last_logged) + max(0, now[1] - last_copied)) * page
+            return (logged + copied) * page
+        return (max(0, logged - last_logged) + max(0, copied - last_copied)) * page

@@ -127,6 +127,8 @@ def describe(pid: int, leader: int) -> str:
         return "serve (leader; uvicorn when --workers 1)"
     if "-m tracebox.supervisor" in cmdline:  # serve's background process
         return "digest"
+    if "-m tracebox.digest.prepare_process" in cmdline:  # the digest's child (issue 10)
+        return "digest prepare process"
     if "resource_tracker" in cmdline:
         return "multiprocessing resource tracker"
     if "spawn_main" in cmdline:

@@ -180,7 +180,7 @@ def _migrate(args: argparse.Namespace, settings: Settings) -> int:
 @_holding_data_dir
 def _digest(args: argparse.Namespace, settings: Settings) -> int:
     from tracebox import datadir
-    from tracebox.digest.sdkdata import SdkLimits
+    from tracebox.digest.sdkstore import SdkLimits
     from tracebox.digest.worker import DigestWorker
     from tracebox.spool import SpoolReader
     from tracebox.supervisor import heartbeat

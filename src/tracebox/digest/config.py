@@ -13,22 +13,12 @@ alert rules...) adds a field to ``ProjectConfig`` and fills it in ``_load``.
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
 
 from sqlalchemy import Connection
 
-from tracebox.privacy import DEFAULT_SETTINGS, PrivacySettings
+from tracebox.digest.prepare import ProjectConfig as ProjectConfig
 from tracebox.store import dictionaries, projects
 from tracebox.store import privacy as privacy_store
-from tracebox.store.payloads import Dictionary
-
-
-@dataclass(frozen=True)
-class ProjectConfig:
-    project_id: int
-    version: int  # projects.config_version this was loaded at
-    dictionary: Dictionary | None = None  # the project's zstd dictionary (store.payloads)
-    privacy: PrivacySettings = DEFAULT_SETTINGS  # what is scrubbed (issue 11)
 
 
 class ConfigCache:

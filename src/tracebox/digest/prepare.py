@@ -24,14 +24,14 @@ import logging
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from tracebox import grouping, privacy
 from tracebox.digest import sdkdata
-from tracebox.digest.config import ProjectConfig
 from tracebox.grouping.inapp import mark_sdk_frames
+from tracebox.privacy import DEFAULT_SETTINGS, PrivacySettings
 from tracebox.protocol.client import sdk_from_client
 from tracebox.protocol.event import normalize_event, summarize
 from tracebox.protocol.session import (
@@ -42,11 +42,22 @@ from tracebox.protocol.session import (
 )
 from tracebox.protocol.tags import event_tags
 from tracebox.spool.record import RecordError, RecordKind, SpoolRecord
-from tracebox.store.digest import PreparedEvent
 from tracebox.store.payloads import Dictionary, PayloadEncoder
-from tracebox.symbolication import Symbolicator
+from tracebox.store.rows import PreparedEvent
+
+if TYPE_CHECKING:  # it reads the database; the prepare process has none to read
+    from tracebox.symbolication import Symbolicator
 
 log = logging.getLogger("tracebox.digest")
+
+
+@dataclass(frozen=True)
+class ProjectConfig:
+    project_id: int
+    version: int  # projects.config_version this was loaded at
+    dictionary: Dictionary | None = None  # the project's zstd dictionary (store.payloads)
+    privacy: PrivacySettings = DEFAULT_SETTINGS  # what is scrubbed (issue 11)
+
 
 Event = dict[str, Any]
 # A step between normalization and grouping (scrubbing, symbolication): event in, event out.
@@ -112,14 +123,6 @@ class Preparer:
                 log.exception("spool record (%s) set aside: processing failed", record.kind)
                 _set_aside(batch, record.project_id, record.kind, "failed")
         return batch
-
-    @staticmethod
-    def project_of(raw: bytes) -> int | None:
-        """The project a spool record belongs to, if it can be read."""
-        try:
-            return SpoolRecord.decode(raw).project_id
-        except RecordError as e:
-            return e.project_id
 
     def _add(self, batch: PreparedBatch, record: SpoolRecord, config: ProjectConfig) -> None:
         kind, project_id = record.kind, record.project_id

@@ -6,13 +6,14 @@ transaction (``write``).
 Feedback and log records are run through the same scrubbing stages as events (as
 ``extra`` of an event-shaped object) before anything is kept. A log record at level
 error with an error value also becomes an error event (``protocol.logs.error_event``),
-returned to the preparer to be digested like any other event.
+returned to the preparer to be digested like any other event. What is prepared here is
+plain data (``store.rows``): the prepare process builds it without the database layer;
+``digest.sdkstore`` writes it.
 """
 
 from __future__ import annotations
 
 import hashlib
-import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,17 +21,12 @@ from typing import Any
 
 import orjson
 import zstandard
-from sqlalchemy import Connection
 
-from tracebox.config import Settings
 from tracebox.protocol import client_reports as client_report_protocol
 from tracebox.protocol.feedback import Feedback, from_feedback_event, from_user_report
 from tracebox.protocol.logs import LogRecord, error_event, normalize_logs
 from tracebox.spool.record import RecordKind, SpoolRecord
-from tracebox.store import attachments, client_reports, feedback, logs
-from tracebox.store.attachments import CHUNK_BYTES, NewAttachment
-from tracebox.store.feedback import NewFeedback
-from tracebox.store.logs import NewLog
+from tracebox.store.rows import CHUNK_BYTES, NewAttachment, NewFeedback, NewLog
 
 SDK_KINDS = frozenset(
     {
@@ -42,32 +38,10 @@ SDK_KINDS = frozenset(
     }
 )
 ATTACHMENT_ZSTD_LEVEL = 3  # as event payloads: most of the ratio at little CPU
-LOG_TRIM_RECORDS = 5000  # records a project's logs may lose per batch (bounded work)
 LOG_RECORD_OVERHEAD_BYTES = 64  # the columns besides body and attributes, roughly
 
 Event = dict[str, Any]
 Scrub = Callable[[Event], Event]  # the preparer's scrubbing stages, for one project
-
-
-def _default(name: str) -> Any:
-    return Settings.model_fields[name].default
-
-
-@dataclass(frozen=True)
-class SdkLimits:
-    """The bounds the digest applies (``Settings``, docs/sdk-data.md)."""
-
-    attachments_max_project_bytes: int = _default("attachments_max_project_bytes")
-    log_retention_days: float = _default("log_retention_days")
-    logs_max_project_bytes: int = _default("logs_max_project_bytes")
-
-    @classmethod
-    def from_settings(cls, s: Settings) -> SdkLimits:
-        return cls(
-            attachments_max_project_bytes=s.attachments_max_project_bytes,
-            log_retention_days=s.log_retention_days,
-            logs_max_project_bytes=s.logs_max_project_bytes,
-        )
 
 
 class Unusable(Exception):
@@ -219,26 +193,3 @@ def _scrubbed(scrub: Scrub, fields: dict[str, Any]) -> dict[str, Any]:
     event = scrub({"event_id": "0" * 32, "platform": "other", "extra": dict(fields)})
     extra = event.get("extra")
     return extra if isinstance(extra, dict) else {}
-
-
-def write(
-    conn: Connection, batch: SdkBatch, limits: SdkLimits, *, now: float | None = None
-) -> dict[tuple[int, str], int]:
-    """Write the batch's SDK data inside the digest's transaction; return what was
-    dropped per (project, reason) (attachments past the project's cap)."""
-    dropped = attachments.write(
-        conn, batch.attachments, max_project_bytes=limits.attachments_max_project_bytes
-    )
-    feedback.write(conn, batch.feedback)
-    client_reports.add(conn, batch.discarded)
-    logs.write(conn, batch.logs)
-    before = (now or time.time()) - limits.log_retention_days * 86400
-    for project_id in sorted({log.project_id for log in batch.logs}):
-        logs.trim(
-            conn,
-            project_id,
-            before=before,
-            max_bytes=limits.logs_max_project_bytes,
-            limit=LOG_TRIM_RECORDS,
-        )
-    return dropped

@@ -7,7 +7,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlalchemy import Connection
 from sqlalchemy.exc import SQLAlchemyError
@@ -16,13 +16,15 @@ from tracebox import alerts
 from tracebox.alerts import AlertPolicy
 from tracebox.alerts.digest_input import alert_batch
 from tracebox.config import Settings
-from tracebox.digest import sdkdata
+from tracebox.digest import sdkstore
 from tracebox.digest.config import ConfigCache
 from tracebox.digest.prepare import PreparedBatch, Preparer, project_ids, read_records
+from tracebox.digest.prepare_process import ChildGone, PrepareProcess
 from tracebox.logs import LoggedCondition, first_line
 from tracebox.metrics import Metrics
-from tracebox.spool import Batch, SpoolReader, progress
+from tracebox.spool import Batch, SpoolReader, SpoolRecord, progress
 from tracebox.store import Database, cursors
+from tracebox.store import artifacts as store_artifacts
 from tracebox.store import digest as store_digest
 from tracebox.store.error_hashes import ErrorIdCache
 from tracebox.symbolication import MapCache, StoreArtifacts, Symbolicator
@@ -48,12 +50,40 @@ FIRST_RECORD_BYTES_GUESS = 16 * 1024
 PROGRESS_INTERVAL_S = 1.0  # publish progress at least this often while idle
 
 
+@dataclass(frozen=True)
+class _Ahead:
+    """The batch after the one being written: read from that one's end before it
+    committed, and handed to the prepare process, which prepares it meanwhile. Its
+    records are not kept here (read again should the prepare process fail)."""
+
+    start: dict[str, int]  # the positions it was read from: the last batch's end
+    positions: dict[str, int]  # as ``Batch.positions``
+    drained: list[str]
+    count: int
+    size: int  # bytes of its records
+    read_at: float
+
+    def without(self, released: set[str]) -> _Ahead:
+        """As the stored cursors are once ``released`` segments are forgotten."""
+        return replace(
+            self,
+            start={n: p for n, p in self.start.items() if n not in released},
+            positions={n: p for n, p in self.positions.items() if n not in released},
+        )
+
+
 class DigestWorker:
     """Single-threaded consumer of one node's spool. Exactly-once per record: the batch's
     rows and the new cursors are committed in the same transaction.
 
     ``node`` names this node's cursor rows in the database; ``serve`` and ``digest`` pass
     the data directory's node id, so nodes sharing a database never touch each other's.
+
+    With ``prepare_process`` the batches are prepared in a child process
+    (``digest.prepare_process``): while batch N is written, batch N+1 is already read
+    and being prepared. It is read from N's end positions and its own transaction
+    advances the cursors from there, so exactly-once is unchanged; if N's transaction
+    fails, N+1 is dropped and read again from the stored cursors.
     """
 
     def __init__(
@@ -66,11 +96,13 @@ class DigestWorker:
         node: str = SINGLE_NODE,
         metrics: Metrics | None = None,
         symbolication_cache_bytes: int = DEFAULT_SYMBOLICATION_CACHE_BYTES,
-        sdk_limits: sdkdata.SdkLimits | None = None,
+        sdk_limits: sdkstore.SdkLimits | None = None,
         alert_policy: AlertPolicy | None = None,
+        prepare_process: bool = False,
+        log_level: str = "INFO",
     ) -> None:
         self.db = db
-        self.sdk_limits = sdk_limits or sdkdata.SdkLimits()
+        self.sdk_limits = sdk_limits or sdkstore.SdkLimits()
         self.metrics = metrics
         self.reader = reader
         self.batch_size = batch_size
@@ -87,39 +119,56 @@ class DigestWorker:
         self._drained_at: dict[str, float] = {}
         self._published_at = float("-inf")
         self.alert_policy = alert_policy or AlertPolicy()
+        self.child = PrepareProcess(log_level=log_level) if prepare_process else None
+        self._ahead: _Ahead | None = None
+
+    def close(self) -> None:
+        """Stop the prepare process, if any (the batch in hand is dropped, not lost)."""
+        self._ahead = None
+        if self.child is not None:
+            self.child.close()
 
     def run_once(self) -> int:
         """Digest one batch; return how many records it held (0 = spool drained)."""
         if not self._tidied:
             self._tidy_cursors()
-        with self.db.read() as conn:
-            positions = cursors.load(conn, self.node)
-        read_at = time.time()
-        batch = self.reader.read(positions, self._batch_records())
-        if not batch.records:
-            self._release(positions)
-            self._publish(positions, batch.drained, read_at, changed=False)
-            return 0
+        ahead, self._ahead = self._ahead, None
+        if ahead is None:
+            with self.db.read() as conn:
+                positions = cursors.load(conn, self.node)
+            read_at = time.time()
+            batch = self.reader.read(positions, self._batch_records())
+            if not batch.records:
+                self._release(positions)
+                self._publish(positions, batch.drained, read_at, changed=False)
+                return 0
+            count, size = len(batch.records), sum(map(len, batch.records))
+        else:  # its records are with the prepare process
+            positions, read_at = ahead.start, ahead.read_at
+            batch = Batch([], ahead.positions, ahead.drained)
+            count, size = ahead.count, ahead.size
         try:
-            result = self._commit(batch)
+            result = self._commit(batch, handed=ahead, ahead=True)
         except SQLAlchemyError:
             if not self.db.ping():
                 raise  # the database is down: keep the spool, retry later
             # The database answers but refuses this batch: one record is poison (say, its
             # project was deleted after ingestion). Find it rather than stall every project.
             log.exception("digest batch refused; digesting its records one by one")
-            result = self._commit_singly(positions, len(batch.records))
-        self._record_bytes = max(1, sum(map(len, batch.records)) // len(batch.records))
-        self._release(batch.positions)
+            result = self._commit_singly(positions, count)
+        self._record_bytes = max(1, size // count)
+        released = self._release(batch.positions)
+        if self._ahead is not None and released:
+            self._ahead = self._ahead.without(released)
         self._publish(batch.positions, batch.drained, read_at, changed=True)
         self.stats.batches += 1
-        self.stats.records += len(batch.records)
-        self.stats.last_batch_size = len(batch.records)
+        self.stats.records += count
+        self.stats.last_batch_size = count
         self.stats.events_inserted += result.events_inserted
         self.stats.events_duplicate += result.events_duplicate
         if self.metrics:
-            self.metrics.digested(len(batch.records), result)
-        return len(batch.records)
+            self.metrics.digested(count, result)
+        return count
 
     def _batch_records(self) -> int:
         """Records to read for the next batch: ``batch_size``, fewer when ``batch_bytes``
@@ -129,16 +178,73 @@ class DigestWorker:
             return self.batch_size
         return max(1, min(self.batch_size, self.batch_bytes // self._record_bytes))
 
-    def _commit(self, batch: Batch) -> store_digest.BatchResult:
-        """Write a batch and its new spool positions in one transaction."""
+    def _commit(
+        self, batch: Batch, *, handed: _Ahead | None = None, ahead: bool = False
+    ) -> store_digest.BatchResult:
+        """Write a batch and its new spool positions in one transaction. ``handed``: the
+        batch is with the prepare process; ``ahead``: read the next batch and hand it to
+        the prepare process (if there is one) before this one is written."""
+        prepared = self._prepared(batch, handed)
+        following = self._read_ahead(batch) if ahead else None
+        try:
+            with self.db.write() as conn:
+                result = self._write(conn, prepared)
+                cursors.advance(conn, self.node, batch.positions)
+        except BaseException:
+            if following is not None and self.child is not None:
+                self.child.discard()
+            raise
+        self._ahead = following
+        return result
+
+    def _prepared(self, batch: Batch, handed: _Ahead | None) -> PreparedBatch:
+        """The batch prepared: by the prepare process if it has it or can take it now
+        (then this process never holds a batch of parsed events), else here."""
+        if self.child is not None and (handed is not None or self._hand(batch.records)):
+            try:
+                return self.child.result()
+            except ChildGone:  # logged by the child's handle: prepared here instead
+                if handed is not None:
+                    batch = self.reader.read(handed.start, handed.count)
         records = read_records(batch.records)
         with self.db.read() as conn:
             configs = self.configs.load(conn, project_ids(records))
-        prepared = self.preparer.prepare(records, configs)
-        with self.db.write() as conn:
-            result = self._write(conn, prepared)
-            cursors.advance(conn, self.node, batch.positions)
-        return result
+        return self.preparer.prepare(records, configs)
+
+    def _hand(self, records: list[bytes]) -> bool:
+        """Hand records to the prepare process, unless one of their projects has source
+        map artifacts (symbolication reads the database: prepared here) or the process
+        is not there; True if handed."""
+        assert self.child is not None
+        projects = {p for p in map(SpoolRecord.project_of, records) if p is not None}
+        with self.db.read() as conn:
+            configs = self.configs.load(conn, projects)
+            if store_artifacts.projects_with_artifacts(conn, configs):
+                return False
+        try:
+            self.child.submit(records, configs)
+        except ChildGone:
+            return False
+        return True
+
+    def _read_ahead(self, batch: Batch) -> _Ahead | None:
+        """The batch after ``batch``, handed to the prepare process to be prepared while
+        ``batch`` is written; None without a prepare process, at the spool's end, or when
+        it is to be prepared here (it is read again then)."""
+        if self.child is None:
+            return None
+        read_at = time.time()
+        following = self.reader.read(batch.positions, self._batch_records())
+        if not following.records or not self._hand(following.records):
+            return None
+        return _Ahead(
+            start=batch.positions,
+            positions=following.positions,
+            drained=following.drained,
+            count=len(following.records),
+            size=sum(map(len, following.records)),
+            read_at=read_at,
+        )
 
     def _commit_singly(self, positions: dict[str, int], count: int) -> store_digest.BatchResult:
         """Digest ``count`` records one per transaction; set aside those the database refuses."""
@@ -161,7 +267,7 @@ class DigestWorker:
 
     def _set_aside(self, one: Batch) -> None:
         """Skip a refused record, counted as dropped ``digest_refused`` where its project exists."""
-        project_id = self.preparer.project_of(one.records[0])
+        project_id = SpoolRecord.project_of(one.records[0])
         with self.db.write() as conn:
             if project_id is not None and store_digest.project_exists(conn, project_id):
                 store_digest.add_dropped(conn, {(project_id, "digest_refused"): 1})
@@ -173,7 +279,7 @@ class DigestWorker:
             store_digest.write_sessions(conn, project_id, updates)
         for project_id, aggregates in prepared.aggregates.items():
             store_digest.write_session_aggregates(conn, project_id, aggregates)
-        dropped = sdkdata.write(conn, prepared.sdk, self.sdk_limits)
+        dropped = sdkstore.write(conn, prepared.sdk, self.sdk_limits)
         store_digest.add_dropped(conn, Counter(prepared.dropped) + Counter(dropped))
         alerts.evaluate(
             conn,
@@ -189,14 +295,17 @@ class DigestWorker:
             result.invalid.update(prepared.invalid)
         return result
 
-    def _release(self, positions: dict[str, int]) -> None:
+    def _release(self, positions: dict[str, int]) -> set[str]:
         """Delete consumed segments, then their cursor rows (in this order: a row without
-        its file is harmless, a file without its row would be digested again)."""
-        self._unforgotten.update(self.reader.release(positions))
+        its file is harmless, a file without its row would be digested again); return
+        the segments deleted."""
+        released = set(self.reader.release(positions))
+        self._unforgotten.update(released)
         if self._unforgotten:
             with self.db.write() as conn:
                 cursors.forget(conn, self.node, self._unforgotten)
             self._unforgotten.clear()
+        return released
 
     def _publish(
         self, positions: dict[str, int], drained: list[str], read_at: float, *, changed: bool

@@ -116,6 +116,22 @@ class SpoolRecord:
         except (KeyError, TypeError, ValueError) as e:
             raise RecordError(f"spool record header is incomplete: {e!r}") from e
 
+    @staticmethod
+    def project_of(data: bytes) -> int | None:
+        """The project of an encoded record, read from its header alone (the payload is
+        not copied); None if the record cannot be read."""
+        if data[:1] != bytes((_LEGACY_FIRST_BYTE,)) and len(data) >= _PREFIX.size:
+            version, length = _PREFIX.unpack_from(data)
+            if version == VERSION:
+                try:
+                    return _integer(_header(data[_PREFIX.size : _PREFIX.size + length])["p"])
+                except (RecordError, KeyError, TypeError, ValueError):
+                    return None
+        try:
+            return SpoolRecord.decode(data).project_id
+        except RecordError as e:
+            return e.project_id
+
 
 def _header(data: bytes) -> dict[str, Any]:
     try:

@@ -20,23 +20,11 @@ from dataclasses import dataclass
 from sqlalchemy import ColumnElement, Connection, func, select
 
 from tracebox.store.dialect import insert
+from tracebox.store.rows import CHUNK_BYTES as CHUNK_BYTES
+from tracebox.store.rows import NewAttachment
 from tracebox.store.tables import attachment_chunks, attachments
 
-CHUNK_BYTES = 1024 * 1024  # uncompressed bytes per stored chunk
 OVER_QUOTA = "attachment_over_quota"  # the dropped-items reason past the project's cap
-
-
-@dataclass(frozen=True)
-class NewAttachment:
-    project_id: int
-    event_id: str
-    name: str
-    content_type: str
-    attachment_type: str
-    size: int  # bytes as received
-    sha1: str
-    chunks: tuple[bytes, ...]  # zstd-compressed, each at most CHUNK_BYTES uncompressed
-    created_at: float
 
 
 @dataclass(frozen=True)

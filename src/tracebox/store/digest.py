@@ -37,6 +37,7 @@ from tracebox.store.bulk import RowsInsert, rows_matching
 from tracebox.store.dialect import insert
 from tracebox.store.digest_errors import assign_errors, update_errors
 from tracebox.store.error_hashes import ErrorIdCache
+from tracebox.store.rows import PreparedEvent as PreparedEvent
 from tracebox.store.tables import (
     dropped_items,
     error_hourly,
@@ -50,30 +51,6 @@ from tracebox.store.tables import (
 from tracebox.store.workflow_digest import WorkflowOutcome
 
 TERMINAL_SESSION_STATES = ("exited", "crashed", "abnormal", "unhandled")
-
-
-@dataclass(frozen=True)
-class PreparedEvent:
-    project_id: int
-    event_id: str
-    grouping_hash: str
-    grouping_version: str
-    fingerprint: str  # JSON list of grouping components
-    title: str
-    type: str
-    value: str
-    culprit: str
-    platform: str
-    level: str
-    timestamp: float
-    received: float
-    environment: str | None
-    release: str | None
-    user_key: str | None
-    payload: bytes  # compressed normalized event
-    # Hashes of older grouping versions, tried in order when ``grouping_hash`` is unknown.
-    fallback_hashes: tuple[str, ...] = ()
-    tags: tuple[tuple[str, str], ...] = ()  # counted in error_tags (protocol.tags)
 
 
 @dataclass(frozen=True)

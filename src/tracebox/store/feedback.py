@@ -13,24 +13,10 @@ from typing import Any
 from sqlalchemy import Connection, Select, and_, exists, func, literal, select, tuple_
 
 from tracebox.store.dialect import insert
+from tracebox.store.rows import NewFeedback
 from tracebox.store.tables import errors, events, user_reports
 
 Edge = tuple[float, int]  # (created_at, id): keyset position in the newest-first list
-
-
-@dataclass(frozen=True)
-class NewFeedback:
-    project_id: int
-    feedback_id: str
-    event_id: str | None
-    name: str
-    email: str
-    comments: str
-    url: str | None
-    source: str
-    release: str | None
-    environment: str | None
-    created_at: float
 
 
 @dataclass(frozen=True)

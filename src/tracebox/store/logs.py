@@ -18,27 +18,12 @@ import orjson
 from sqlalchemy import Connection, Row, func, literal, or_, select, tuple_
 
 from tracebox.store.dialect import insert
+from tracebox.store.rows import NewLog
 from tracebox.store.tables import log_hourly, logs
 
 AnyRow: TypeAlias = Row[*tuple[Any, ...]]
 Edge = tuple[float, int]  # (timestamp, id): keyset position in the newest-first search
 Removed = tuple[int, int]  # (records, bytes)
-
-
-@dataclass(frozen=True)
-class NewLog:
-    project_id: int
-    timestamp: float
-    level: str
-    severity_number: int | None
-    body: str
-    trace_id: str | None
-    span_id: str | None
-    release: str | None
-    environment: str | None
-    logger: str | None
-    attributes: str  # JSON object
-    size: int  # bytes counted against the project's cap
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,228 @@
+"""Preparing digest batches in a child process, so that the digest uses two cores.
+
+Two thirds of the digest's CPU is ``Preparer.prepare`` (parse, normalize, scrub, group,
+encode) and one third the batch's transaction. In one process they take turns on one
+core; with this child the digest writes batch N while the child prepares batch N+1
+(``DigestWorker``), so a batch costs the digest the longer of the two, not their sum
+(docs/design.md "Digest pipeline").
+
+The child is ``python -m tracebox.digest.prepare_process``, started by the parent and
+spoken to through its standard input and output: each message is a pickled value
+preceded by its length, then the raw records whose sizes the value lists. A request's
+value is ``(configs, projects)``: the ``ProjectConfig`` of each project the child has
+not seen at this version and the projects of the batch that still exist; its records
+are the batch's spool records. The answer's value is the ``PreparedBatch``. The child
+keeps no other state, touches no file and no database, and exits when its input closes
+(the parent stopped, or died). It imports no SQLAlchemy (``store.rows``): ~39 MB.
+
+Symbolication reads the database, so the parent prepares a batch itself when one of its
+projects has source map artifacts, when the child is off
+(``TRACEBOX_DIGEST_PREPARE_PROCESS``) and while the child cannot be started.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import pickle
+import signal
+import struct
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from typing import IO, Any, NoReturn
+
+from tracebox.digest.prepare import PreparedBatch, Preparer, ProjectConfig, read_records
+
+log = logging.getLogger("tracebox.digest")
+
+_LENGTH = struct.Struct(">Q")
+# After a failure the child is started again, but not sooner than this after the last
+# start: a child that cannot start (or dies on every batch) must not cost a start per batch.
+RESTART_INTERVAL_S = 30.0
+STOP_TIMEOUT_S = 5.0
+
+
+class ChildGone(Exception):
+    """The child is not there (it died, or could not be started): prepare in-process."""
+
+
+class PrepareProcess:
+    """The parent's handle on the child: ``submit`` a batch, later take its ``result``.
+    One batch at a time; not thread-safe (the digest's own thread uses it)."""
+
+    def __init__(self, *, log_level: str = "INFO") -> None:
+        self._log_level = log_level
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._versions: dict[int, int] = {}  # project -> config version the child holds
+        self._pending = False
+        self._started_at = float("-inf")
+
+    @property
+    def pending(self) -> bool:
+        return self._pending
+
+    @property
+    def started(self) -> bool:
+        """Whether a child was ever started (one is, with the first batch handed)."""
+        return self._started_at > float("-inf")
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    def submit(self, records: Sequence[bytes], configs: Mapping[int, ProjectConfig]) -> None:
+        """Hand a batch to the child; ``ChildGone`` if it is not there (nothing handed)."""
+        assert not self._pending, "the answer to the last batch was not taken"
+        proc = self._running()
+        fresh = {p: c for p, c in configs.items() if self._versions.get(p) != c.version}
+        try:
+            _send(_pipe(proc.stdin), (fresh, list(configs)), records)
+        except OSError as e:
+            self._lost(f"could not hand it a batch: {e}")
+        self._versions.update((p, c.version) for p, c in fresh.items())
+        self._pending = True
+
+    def result(self) -> PreparedBatch:
+        """The prepared batch last submitted; ``ChildGone`` if the child died meanwhile."""
+        assert self._pending, "no batch was submitted"
+        self._pending = False
+        assert self._proc is not None
+        try:
+            message = _receive(_pipe(self._proc.stdout))
+            answer = message[0] if message else None
+        except (OSError, EOFError, pickle.UnpicklingError) as e:
+            answer = None
+            detail = f"{type(e).__name__}: {e}"
+        else:
+            detail = "it exited"
+        if not isinstance(answer, PreparedBatch):
+            self._lost(f"no answer to a batch ({detail})")
+        return answer
+
+    def discard(self) -> None:
+        """Drop the answer to the batch in hand (its write will not happen)."""
+        if self._pending:
+            with contextlib.suppress(ChildGone):
+                self.result()
+
+    def close(self) -> None:
+        """Stop the child: its input closes, it exits; killed if it does not."""
+        proc, self._proc = self._proc, None
+        self._pending = False
+        if proc is None:
+            return
+        for pipe in (proc.stdin, proc.stdout):
+            if pipe is not None:
+                pipe.close()
+        try:
+            proc.wait(STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+    def _running(self) -> subprocess.Popen[bytes]:
+        if self._proc is not None and self._proc.poll() is None:
+            return self._proc
+        if self._proc is not None:
+            self._lost(f"it exited with status {self._proc.returncode}")
+        if time.monotonic() - self._started_at < RESTART_INTERVAL_S:
+            raise ChildGone("started less than a restart interval ago")
+        self._started_at = time.monotonic()
+        self._versions.clear()
+        try:
+            self._proc = subprocess.Popen(
+                [sys.executable, "-m", __name__, "--log-level", self._log_level],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                close_fds=True,
+            )
+        except OSError as e:
+            log.error("digest: cannot start the prepare process (%s); preparing in-process", e)
+            raise ChildGone(str(e)) from e
+        return self._proc
+
+    def _lost(self, why: str) -> NoReturn:
+        log.error("digest: the prepare process failed (%s); preparing in-process", why)
+        proc, self._proc = self._proc, None
+        self._pending = False
+        if proc is not None:
+            proc.kill()
+            proc.wait()
+            for pipe in (proc.stdin, proc.stdout):
+                if pipe is not None:
+                    pipe.close()
+        raise ChildGone(why)
+
+
+def _pipe(stream: IO[bytes] | None) -> IO[bytes]:
+    assert stream is not None
+    return stream
+
+
+def _send(stream: IO[bytes], value: Any, records: Sequence[bytes] = ()) -> None:
+    """One message: ``value`` pickled, then ``records`` as they are (no pickled copy of
+    a batch's megabytes: the parent's memory counts toward the server's)."""
+    data = pickle.dumps((value, [len(r) for r in records]), protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(_LENGTH.pack(len(data)))
+    stream.write(data)
+    for record in records:
+        stream.write(record)
+    stream.flush()
+
+
+def _receive(stream: IO[bytes]) -> tuple[Any, list[bytes]] | None:
+    """The next message (value and records), or None at the end of the stream."""
+    head = stream.read(_LENGTH.size)
+    if not head:
+        return None
+    if len(head) < _LENGTH.size:
+        raise EOFError("message cut short")
+    value, sizes = pickle.loads(_exactly(stream, _LENGTH.unpack(head)[0]))
+    return value, [_exactly(stream, size) for size in sizes]
+
+
+def _exactly(stream: IO[bytes], size: int) -> bytes:
+    data = stream.read(size)
+    if len(data) < size:
+        raise EOFError("message cut short")
+    return data
+
+
+def serve(requests: IO[bytes], answers: IO[bytes]) -> None:
+    """The child's loop: prepare every batch it is sent, until its input ends."""
+    preparer = Preparer()
+    configs: dict[int, ProjectConfig] = {}
+    while (request := _receive(requests)) is not None:
+        (fresh, projects), records = request
+        configs.update(fresh)
+        existing = {p: configs[p] for p in projects}
+        _send(answers, preparer.prepare(read_records(records), existing))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import argparse
+
+    from tracebox import logs
+
+    parser = argparse.ArgumentParser(prog=f"python -m {__name__}", description=__doc__)
+    parser.add_argument("--log-level", default="INFO")
+    args = parser.parse_args(argv)
+    logs.configure(args.log_level)
+    # The terminal's Ctrl-C and serve's SIGTERM reach the whole group: the parent finishes
+    # its batch first, so this one waits for its input to close instead.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    sys.stdout = sys.stderr  # a stray print must not corrupt the answers
+    try:
+        serve(sys.stdin.buffer, answers)
+    except (BrokenPipeError, EOFError):
+        pass  # the parent died mid-message: nobody is left to answer
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,150 @@
+"""The digest with its prepare process (``digest.prepare_process``): batches prepared in a
+child while the last one is written, stored exactly as without it, exactly once, and
+prepared in-process whenever the child cannot."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+
+import pytest
+import sqlalchemy as sa
+
+from tests.digest.test_worker import event_record, refuse_event, spool, stored_ids
+from tracebox.config import Settings
+from tracebox.digest.prepare import PreparedBatch, ProjectConfig
+from tracebox.digest.prepare_process import ChildGone, PrepareProcess
+from tracebox.digest.worker import DigestWorker
+from tracebox.spool import SpoolReader
+from tracebox.store import Database, artifacts, projects
+from tracebox.store.tables import errors, events
+
+EVENTS = 25
+
+
+def fill(settings: Settings, db: Database, count: int = EVENTS) -> int:
+    with db.write() as conn:
+        project = projects.create(conn, "acme/web", "web")
+    spool(settings, [event_record(project.id, n) for n in range(count)])
+    return project.id
+
+
+def worker(settings: Settings, db: Database, *, prepare_process: bool = False) -> DigestWorker:
+    reader = SpoolReader(settings.spool_dir)
+    return DigestWorker(db, reader, batch_size=4, prepare_process=prepare_process)
+
+
+def rows(db: Database) -> list[tuple[object, ...]]:
+    """What the digest stored, without ids and times that differ between runs."""
+    with db.read() as conn:
+        stored = conn.execute(
+            sa.select(events.c.event_id, events.c.payload, errors.c.title, errors.c.events_count)
+            .join(errors, errors.c.id == events.c.error_id)
+            .order_by(events.c.event_id)
+        )
+        return [tuple(r) for r in stored]
+
+
+def test_batches_prepared_in_the_child_are_stored_as_in_process_and_once(
+    settings: Settings, db: Database
+) -> None:
+    fill(settings, db)
+    copy = settings.data_dir / "spool-copy"
+    shutil.copytree(settings.spool_dir, copy)  # the same records, for the second run
+    with_child = worker(settings, db, prepare_process=True)
+    try:
+        assert with_child.drain() == EVENTS
+        assert with_child.child is not None and with_child.child.started
+    finally:
+        with_child.close()
+    assert len(stored_ids(db)) == EVENTS
+    in_child = rows(db)
+    assert with_child.drain() == 0  # the cursors are past every record
+
+    with db.write() as conn:  # again, prepared in this process
+        conn.execute(sa.delete(events))
+        conn.execute(sa.delete(errors))
+    in_process = DigestWorker(db, SpoolReader(copy), batch_size=4, node="copy")
+    assert in_process.drain() == EVENTS
+    assert rows(db) == in_child
+
+
+def test_a_batch_read_ahead_is_dropped_when_the_one_before_fails(
+    settings: Settings, db: Database
+) -> None:
+    fill(settings, db)
+    refuse_event(db, f"{5:032x}")  # in the second batch, while the third is ahead
+    digest = worker(settings, db, prepare_process=True)
+    try:
+        assert digest.drain() == EVENTS
+    finally:
+        digest.close()
+    assert stored_ids(db) == {f"{n:032x}" for n in range(EVENTS)} - {f"{5:032x}"}
+
+
+def test_a_dead_child_costs_no_record_and_the_batch_is_prepared_here(
+    settings: Settings, db: Database, caplog: pytest.LogCaptureFixture
+) -> None:
+    fill(settings, db)
+    digest = worker(settings, db, prepare_process=True)
+    try:
+        assert digest.run_once() == 4  # the second batch is with the child now
+        assert digest.child is not None and digest.child.pending
+        assert digest.child.pid is not None
+        os.kill(digest.child.pid, signal.SIGKILL)
+        assert digest.drain() == EVENTS - 4
+    finally:
+        digest.close()
+    assert stored_ids(db) == {f"{n:032x}" for n in range(EVENTS)}
+    assert "the prepare process failed" in caplog.text
+
+
+def test_batches_of_projects_with_source_maps_are_prepared_here(
+    settings: Settings, db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project_id = fill(settings, db, 6)
+    monkeypatch.setattr(artifacts, "projects_with_artifacts", lambda conn, ids: {project_id})
+    digest = worker(settings, db, prepare_process=True)
+    try:
+        assert digest.drain() == 6
+        assert digest.child is not None and not digest.child.started
+    finally:
+        digest.close()
+    assert len(stored_ids(db)) == 6
+
+
+def test_the_child_exits_when_its_parent_goes() -> None:
+    """The kernel closes a dead parent's pipes: the child sees its input end."""
+    child = PrepareProcess()
+    child.submit([], {1: ProjectConfig(project_id=1, version=1)})
+    assert child.result() == PreparedBatch()
+    pid = child.pid
+    assert pid is not None
+    child.close()
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # already reaped: it exited on its own
+
+
+def test_the_child_imports_no_database_layer() -> None:
+    """Its memory counts toward the server's (issue 10: 250 MB for every process)."""
+    code = (
+        "import sys, tracebox.digest.prepare_process;"
+        "print(sorted(m for m in ('sqlalchemy', 'pydantic', 'httpx') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_a_child_that_cannot_answer_is_gone() -> None:
+    child = PrepareProcess()
+    child.submit([], {})
+    assert child.pid is not None
+    os.kill(child.pid, signal.SIGKILL)
+    with pytest.raises(ChildGone):
+        child.result()
+    with pytest.raises(ChildGone):  # not restarted at once: in-process until the interval
+        child.submit([], {})
+    child.close()

@@ -7,8 +7,8 @@ core; with this child the digest writes batch N while the child prepares batch N
 (docs/design.md "Digest pipeline").
 
 The child is ``python -m tracebox.digest.prepare_process``, started by the parent and
-spoken to through its standard input and output: each message is a pickled value
-preceded by its length, then the raw records whose sizes the value lists. A request's
+spoken to through its standard input and output: each message is a pickled value, then
+the raw records whose sizes the value lists. A request's
 value is ``(configs, projects)``: the ``ProjectConfig`` of each project the child has
 not seen at this version and the projects of the batch that still exist; its records
 are the batch's spool records. The answer's value is the ``PreparedBatch``. The child
@@ -27,7 +27,6 @@ import logging
 import os
 import pickle
 import signal
-import struct
 import subprocess
 import sys
 import time
@@ -38,7 +37,6 @@ from tracebox.digest.prepare import PreparedBatch, Preparer, ProjectConfig, read
 
 log = logging.getLogger("tracebox.digest")
 
-_LENGTH = struct.Struct(">Q")
 # After a failure the child is started again, but not sooner than this after the last
 # start: a child that cannot start (or dies on every batch) must not cost a start per batch.
 RESTART_INTERVAL_S = 30.0
@@ -163,11 +161,10 @@ def _pipe(stream: IO[bytes] | None) -> IO[bytes]:
 
 
 def _send(stream: IO[bytes], value: Any, records: Sequence[bytes] = ()) -> None:
-    """One message: ``value`` pickled, then ``records`` as they are (no pickled copy of
-    a batch's megabytes: the parent's memory counts toward the server's)."""
-    data = pickle.dumps((value, [len(r) for r in records]), protocol=pickle.HIGHEST_PROTOCOL)
-    stream.write(_LENGTH.pack(len(data)))
-    stream.write(data)
+    """One message: ``value`` and the sizes of ``records`` pickled straight into the
+    stream (no copy of the pickle in memory), then the records as they are. Both
+    processes' memory counts toward the server's."""
+    pickle.dump((value, [len(r) for r in records]), stream, protocol=pickle.HIGHEST_PROTOCOL)
     for record in records:
         stream.write(record)
     stream.flush()
@@ -175,12 +172,9 @@ def _send(stream: IO[bytes], value: Any, records: Sequence[bytes] = ()) -> None:
 
 def _receive(stream: IO[bytes]) -> tuple[Any, list[bytes]] | None:
     """The next message (value and records), or None at the end of the stream."""
-    head = stream.read(_LENGTH.size)
-    if not head:
+    if not stream.peek(1):  # type: ignore[attr-defined]
         return None
-    if len(head) < _LENGTH.size:
-        raise EOFError("message cut short")
-    value, sizes = pickle.loads(_exactly(stream, _LENGTH.unpack(head)[0]))
+    value, sizes = pickle.load(stream)
     return value, [_exactly(stream, size) for size in sizes]
 
 
@@ -217,10 +211,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     sys.stdout = sys.stderr  # a stray print must not corrupt the answers
-    try:
+    with contextlib.suppress(BrokenPipeError, EOFError):  # the parent died mid-message
         serve(sys.stdin.buffer, answers)
-    except (BrokenPipeError, EOFError):
-        pass  # the parent died mid-message: nobody is left to answer
     return 0
 
 

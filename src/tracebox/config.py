@@ -104,12 +104,15 @@ class Settings(BaseSettings):
     # time, and the spool absorbs what the digest falls behind (issues 10 and 13). 0: the
     # same priority as the web workers. Unix nice values go up to 19.
     background_nice: int = Field(default=10, ge=0, le=19)
-    # SQLite page cache of each connection of the background process (4 connections; the
-    # web workers keep 32 MiB each). Measured (issue 10): on a fresh database the digest
-    # writes as fast with 4 MiB as with 32, which cost ~30 MB more resident memory once
-    # filled. (On a 1M-event database 32 MiB seemed to keep up better: it held more of an
-    # index the digest then scanned per batch, a scan store/bulk.py no longer makes.)
-    background_sqlite_cache_mib: int = Field(default=8, ge=1)
+    # SQLite page cache of each connection of the background process (the digest's pool
+    # and the one the alert sender and cleanup share; the web workers keep 32 MiB each).
+    # Measured (issue 10): on a fresh database the digest writes as fast with 4 MiB as
+    # with 32, which cost ~30 MB more resident memory once filled; 4 MiB instead of 8 kept
+    # the server under 250 MB once the digest had its prepare process (244 vs 249 MB, the
+    # digest's CPU per event unchanged). (On a 1M-event database 32 MiB seemed to keep up
+    # better: it held more of an index the digest then scanned per batch, a scan
+    # store/bulk.py no longer makes.)
+    background_sqlite_cache_mib: int = Field(default=4, ge=1)
     retry_after_seconds: int = 30  # Retry-After sent with 503 (spool full, database down)
 
     # --- storage: retention, disk budget, cleanup (docs/storage.md) -----------------------

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import multiprocessing
+import resource
 import shutil
 import sys
 import tempfile
@@ -47,6 +48,12 @@ def parse_args() -> argparse.Namespace:
         type=int,
         default=0,
         help="first digest this many other events and train the project's zstd dictionary",
+    )
+    p.add_argument(
+        "--prepare-process",
+        action="store_true",
+        help="each node prepares its batches in a child process (TRACEBOX_DIGEST_PREPARE_PROCESS,"
+        " serve's default); its CPU counts as the node's",
     )
     p.add_argument("--wait-idle", type=float, default=0, metavar="SECONDS")
     p.add_argument("--json", type=Path, help="also write the figures here")
@@ -87,22 +94,29 @@ def fill_spool(directory: Path, records: list[bytes]) -> None:
     writer.close_sync()
 
 
-def run_node(url: str, spool: str, batch_size: int, go: Any, results: Any, end: Any) -> None:
+def run_node(
+    url: str, spool: str, batch_size: int, prepare: bool, go: Any, results: Any, end: Any
+) -> None:
     """A digest worker draining one spool (a node), started when ``go`` is set; its
     connections stay open until ``end`` is set, so their backends' CPU can be read."""
     from tracebox.digest.worker import DigestWorker
     from tracebox.spool import SpoolReader
 
     db = Database(url, pool_size=2)
-    worker = DigestWorker(db, SpoolReader(Path(spool)), batch_size=batch_size)
+    worker = DigestWorker(
+        db, SpoolReader(Path(spool)), batch_size=batch_size, prepare_process=prepare
+    )
     go.wait()
     started, cpu = time.monotonic(), time.process_time()
     records = worker.drain()
+    seconds = time.monotonic() - started
+    worker.close()  # the prepare process exits: its CPU is in RUSAGE_CHILDREN
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
     results.put(
         {
             "records": records,
-            "seconds": time.monotonic() - started,
-            "cpu_seconds": time.process_time() - cpu,
+            "seconds": seconds,
+            "cpu_seconds": time.process_time() - cpu + children.ru_utime + children.ru_stime,
             "batches": worker.stats.batches,
             "inserted": worker.stats.events_inserted,
         }
@@ -140,7 +154,10 @@ def run(args: argparse.Namespace, work: Path) -> int:
     ctx = multiprocessing.get_context("spawn")
     go, end, results = ctx.Event(), ctx.Event(), ctx.Queue()
     nodes = [
-        ctx.Process(target=run_node, args=(url, str(s), args.batch_size, go, results, end))
+        ctx.Process(
+            target=run_node,
+            args=(url, str(s), args.batch_size, args.prepare_process, go, results, end),
+        )
         for s in spools
     ]
     for node in nodes:
@@ -218,6 +235,7 @@ def figures(
         "nodes": args.nodes,
         "events": args.events,
         "batch_size": args.batch_size,
+        "prepare_process": args.prepare_process,
         "seconds": seconds,
         "events_per_s": args.events / seconds,
         "digest_cpu_ms_per_event": 1000 * digest_cpu / args.events,
@@ -233,7 +251,9 @@ def figures(
 def render(r: dict[str, Any]) -> str:
     lines = [
         f"digest benchmark: {r['database']}, {r['nodes']} node(s), {r['events']:,} events,"
-        f" batches of {r['batch_size']}; started {r['started']}",
+        f" batches of {r['batch_size']}"
+        + (", prepare process" if r.get("prepare_process") else "")
+        + f"; started {r['started']}",
         f"  digested in {r['seconds']:.2f} s = {r['events_per_s']:,.0f} events/s",
         f"  CPU ms per event: digest {r['digest_cpu_ms_per_event']:.3f}"
         + (

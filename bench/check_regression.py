@@ -59,7 +59,7 @@ def cpu_per_event(run: dict[str, Any]) -> dict[str, float]:
     per: dict[str, float] = {}
     for name, seconds in closed["cpu_seconds"].items():
         if name.startswith(SERVER_PROCESSES):
-            kind = "digest" if name == "digest" else "web"
+            kind = "digest" if name.startswith("digest") else "web"  # and its prepare process
             per[kind] = per.get(kind, 0.0) + 1000 * seconds / events
     per["server"] = sum(per.values())
     per["other_processes"] = closed["cpu_seconds"].get("other processes", 0.0) / (

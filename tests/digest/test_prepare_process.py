@@ -9,6 +9,7 @@ import shutil
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -18,6 +19,7 @@ from tracebox.config import Settings
 from tracebox.digest.prepare import PreparedBatch, ProjectConfig
 from tracebox.digest.prepare_process import ChildGone, PrepareProcess
 from tracebox.digest.worker import DigestWorker
+from tracebox.server import export_settings
 from tracebox.spool import SpoolReader
 from tracebox.store import Database, artifacts, projects
 from tracebox.store.tables import errors, events
@@ -148,3 +150,25 @@ def test_a_child_that_cannot_answer_is_gone() -> None:
     with pytest.raises(ChildGone):  # not restarted at once: in-process until the interval
         child.submit([], {})
     child.close()
+
+
+def test_the_prepare_process_is_on_with_sqlite_and_off_with_postgresql_unless_set(
+    tmp_path: Path,
+) -> None:
+    pg = "postgresql://u@db.internal/tracebox"
+    assert Settings(data_dir=tmp_path).prepares_in_child()
+    assert not Settings(data_dir=tmp_path, database_url=pg).prepares_in_child()
+    assert Settings(
+        data_dir=tmp_path, database_url=pg, digest_prepare_process=True
+    ).prepares_in_child()
+    assert not Settings(data_dir=tmp_path, digest_prepare_process=False).prepares_in_child()
+
+
+def test_an_unset_choice_reaches_serves_processes_unset(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(os, "environ", os.environ.copy())  # export_settings writes it all
+    monkeypatch.delenv("TRACEBOX_DIGEST_PREPARE_PROCESS", raising=False)
+    export_settings(Settings(data_dir=tmp_path))  # as serve does for its children
+    assert "TRACEBOX_DIGEST_PREPARE_PROCESS" not in os.environ
+    assert Settings().digest_prepare_process is None

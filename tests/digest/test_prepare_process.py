@@ -9,6 +9,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -118,16 +119,44 @@ def test_batches_of_projects_with_source_maps_are_prepared_here(
     assert len(stored_ids(db)) == 6
 
 
-def test_the_child_exits_when_its_parent_goes() -> None:
-    """The kernel closes a dead parent's pipes: the child sees its input end."""
+def test_the_child_exits_when_its_parent_dies() -> None:
+    """Killed parents close no pipe themselves: the kernel does, and the child sees its
+    input end. No orphan is left behind (SIGKILL of serve's background process)."""
+    parent = (
+        "import os, sys\n"
+        "from tracebox.digest.prepare_process import PrepareProcess\n"
+        "child = PrepareProcess()\n"
+        "child.submit([], {})\n"
+        "child.result()\n"
+        "print(child.pid, flush=True)\n"
+        "os.kill(os.getpid(), 9)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", parent], capture_output=True, text=True)
+    assert done.returncode == -signal.SIGKILL
+    pid = int(done.stdout)
+    deadline = time.monotonic() + 10
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(pid)
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie of init's does not count)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rpartition(")")[2].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_the_child_stops_when_closed() -> None:
     child = PrepareProcess()
     child.submit([], {1: ProjectConfig(project_id=1, version=1)})
     assert child.result() == PreparedBatch()
     pid = child.pid
     assert pid is not None
     child.close()
-    with pytest.raises(ChildProcessError):
-        os.waitpid(pid, os.WNOHANG)  # already reaped: it exited on its own
+    assert not _alive(pid)
 
 
 def test_the_child_imports_no_database_layer() -> None:

@@ -10,7 +10,8 @@ from typing import Any
 from sqlalchemy import Connection, select
 
 from tracebox.alerts.model import AlertBatch, ErrorActivity, LazyBatch
-from tracebox.store.digest import BatchResult, PreparedEvent
+from tracebox.store.digest import BatchResult
+from tracebox.store.rows import PreparedEvent
 from tracebox.store.tables import errors
 
 # Filled by the workflow issue ("resolved in release X"); read when the column exists.

@@ -10,7 +10,7 @@ to get a new error, created from the batch's earliest event of that hash.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import (
     BigInteger,
@@ -30,10 +30,8 @@ from sqlalchemy.dialects import postgresql
 from tracebox.store import error_hashes
 from tracebox.store.bulk import CHUNK, RowsInsert, SqliteStatement, rows_matching
 from tracebox.store.error_hashes import ErrorIdCache
+from tracebox.store.rows import PreparedEvent
 from tracebox.store.tables import errors
-
-if TYPE_CHECKING:
-    from tracebox.store.digest import PreparedEvent
 
 Key = tuple[int, str]  # (project id, event id or hash)
 

@@ -10,7 +10,7 @@ from sqlalchemy import Connection
 
 from tracebox.alerts import AlertPolicy, ErrorActivity, EventInfo, hooks
 from tracebox.store import errors_read
-from tracebox.store.digest import PreparedEvent
+from tracebox.store.rows import PreparedEvent
 
 
 def activity_of(conn: Connection, project_id: int, error_id: int) -> ErrorActivity | None:

@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 
 from tracebox.digest.config import ProjectConfig
-from tracebox.digest.prepare import Preparer, read_records
+from tracebox.digest.prepare import PreparedBatch, Preparer, read_records
 from tracebox.spool import RecordKind, SpoolRecord
 
 CONFIGS = {1: ProjectConfig(project_id=1, version=0)}
@@ -63,3 +63,22 @@ def test_tags_and_fallback_hashes_reach_the_prepared_event() -> None:
     assert ("n", "1") in event.tags
     assert ("level", "error") in event.tags
     assert event.fallback_hashes == ()
+
+
+def test_a_batch_prepared_in_two_parts_adds_up_in_record_order() -> None:
+    """The digest prepares the last records of a batch while its prepare process does
+    the others (``DigestWorker._hand``): the parts are joined as one batch."""
+    first, second = PreparedBatch(), PreparedBatch()
+    first.sessions[1].append({"sid": "a"})  # type: ignore[typeddict-item]
+    second.sessions[1].append({"sid": "b"})  # type: ignore[typeddict-item]
+    second.sessions[2].append({"sid": "c"})  # type: ignore[typeddict-item]
+    first.dropped[(1, "event_invalid_json")] = 2
+    second.dropped[(1, "event_invalid_json")] = 1
+    second.invalid["event_invalid_json"] = 1
+    second.sdk.discarded[(1, 0, "error", "queue_overflow")] = 3
+    first.extend(second)
+    assert [u["sid"] for u in first.sessions[1]] == ["a", "b"]
+    assert [u["sid"] for u in first.sessions[2]] == ["c"]
+    assert first.dropped == {(1, "event_invalid_json"): 3}
+    assert first.invalid == {"event_invalid_json": 1}
+    assert first.sdk.discarded == {(1, 0, "error", "queue_overflow"): 3}

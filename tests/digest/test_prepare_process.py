@@ -37,7 +37,7 @@ def fill(settings: Settings, db: Database, count: int = EVENTS) -> int:
 
 def worker(settings: Settings, db: Database, *, prepare_process: bool = False) -> DigestWorker:
     reader = SpoolReader(settings.spool_dir)
-    return DigestWorker(db, reader, batch_size=4, prepare_process=prepare_process)
+    return DigestWorker(db, reader, batch_size=5, prepare_process=prepare_process)
 
 
 def rows(db: Database) -> list[tuple[object, ...]]:
@@ -70,7 +70,7 @@ def test_batches_prepared_in_the_child_are_stored_as_in_process_and_once(
     with db.write() as conn:  # again, prepared in this process
         conn.execute(sa.delete(events))
         conn.execute(sa.delete(errors))
-    in_process = DigestWorker(db, SpoolReader(copy), batch_size=4, node="copy")
+    in_process = DigestWorker(db, SpoolReader(copy), batch_size=5, node="copy")
     assert in_process.drain() == EVENTS
     assert rows(db) == in_child
 
@@ -94,11 +94,11 @@ def test_a_dead_child_costs_no_record_and_the_batch_is_prepared_here(
     fill(settings, db)
     digest = worker(settings, db, prepare_process=True)
     try:
-        assert digest.run_once() == 4  # the second batch is with the child now
+        assert digest.run_once() == 5  # the second batch is with the child now
         assert digest.child is not None and digest.child.pending
         assert digest.child.pid is not None
         os.kill(digest.child.pid, signal.SIGKILL)
-        assert digest.drain() == EVENTS - 4
+        assert digest.drain() == EVENTS - 5
     finally:
         digest.close()
     assert stored_ids(db) == {f"{n:032x}" for n in range(EVENTS)}

@@ -83,6 +83,22 @@ class PreparedBatch:
     invalid: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     sdk: sdkdata.SdkBatch = field(default_factory=sdkdata.SdkBatch)  # attachments, logs...
 
+    def extend(self, other: PreparedBatch) -> None:
+        """Append the rows of ``other``, prepared from the records after this batch's."""
+        self.events += other.events
+        for project_id, updates in other.sessions.items():
+            self.sessions.setdefault(project_id, []).extend(updates)
+        for project_id, aggregates in other.aggregates.items():
+            self.aggregates.setdefault(project_id, []).extend(aggregates)
+        for key, n in other.dropped.items():
+            self.dropped[key] = self.dropped.get(key, 0) + n
+        for reason, n in other.invalid.items():
+            self.invalid[reason] = self.invalid.get(reason, 0) + n
+        self.sdk.attachments += other.sdk.attachments
+        self.sdk.feedback += other.sdk.feedback
+        self.sdk.discarded.update(other.sdk.discarded)
+        self.sdk.logs += other.sdk.logs
+
 
 class Preparer:
     """Not thread-safe (one compressor); one per digest worker."""

@@ -48,13 +48,18 @@ SINGLE_NODE = "local"  # the node name when none is given (one node, e.g. in tes
 # benchmark corpus's events are 5-20 KB), so the first batch stays within the budget too.
 FIRST_RECORD_BYTES_GUESS = 16 * 1024
 PROGRESS_INTERVAL_S = 1.0  # publish progress at least this often while idle
+# The share of each batch the digest prepares itself while its prepare process does the
+# rest: the digest's write takes about half as long as the preparing, so it would wait
+# otherwise (issue 10).
+HERE_SHARE = 0.2
 
 
 @dataclass(frozen=True)
 class _Ahead:
     """The batch after the one being written: read from that one's end before it
-    committed, and handed to the prepare process, which prepares it meanwhile. Its
-    records are not kept here (read again should the prepare process fail)."""
+    committed, and handed to the prepare process, which prepares it meanwhile. Only its
+    last records (``kept``, which this process prepares) are kept here; the others are
+    read again should the prepare process fail."""
 
     start: dict[str, int]  # the positions it was read from: the last batch's end
     positions: dict[str, int]  # as ``Batch.positions``
@@ -62,6 +67,7 @@ class _Ahead:
     count: int
     size: int  # bytes of its records
     read_at: float
+    kept: list[bytes]  # its last records, which this process prepares (``_hand``)
 
     def without(self, released: set[str]) -> _Ahead:
         """As the stored cursors are once ``released`` segments are forgotten."""
@@ -198,34 +204,47 @@ class DigestWorker:
         return result
 
     def _prepared(self, batch: Batch, handed: _Ahead | None) -> PreparedBatch:
-        """The batch prepared: by the prepare process if it has it or can take it now
-        (then this process never holds a batch of parsed events), else here."""
-        if self.child is not None and (handed is not None or self._hand(batch.records)):
+        """The batch prepared: by the prepare process if it has it or can take it now,
+        but for its last records, which this process prepares meanwhile (``_hand``);
+        else all here."""
+        kept = handed.kept if handed is not None else None
+        if self.child is not None and kept is None:
+            kept = self._hand(batch.records)
+        if self.child is not None and kept is not None:
+            mine = self._prepare_here(kept)
             try:
-                return self.child.result()
-            except ChildGone:  # logged by the child's handle: prepared here instead
+                prepared = self.child.result()
+            except ChildGone:  # logged by the child's handle: all prepared here instead
                 if handed is not None:
                     batch = self.reader.read(handed.start, handed.count)
-        records = read_records(batch.records)
+            else:
+                prepared.extend(mine)
+                return prepared
+        return self._prepare_here(batch.records)
+
+    def _prepare_here(self, raw: list[bytes]) -> PreparedBatch:
+        records = read_records(raw)
         with self.db.read() as conn:
             configs = self.configs.load(conn, project_ids(records))
         return self.preparer.prepare(records, configs)
 
-    def _hand(self, records: list[bytes]) -> bool:
-        """Hand records to the prepare process, unless one of their projects has source
-        map artifacts (symbolication reads the database: prepared here) or the process
-        is not there; True if handed."""
+    def _hand(self, records: list[bytes]) -> list[bytes] | None:
+        """Hand records to the prepare process, but for the last ``HERE_SHARE`` of them,
+        which are returned: this process prepares them while it would wait anyway. None
+        (nothing handed) when one of their projects has source map artifacts
+        (symbolication reads the database: prepared here) or the process is not there."""
         assert self.child is not None
         projects = {p for p in map(SpoolRecord.project_of, records) if p is not None}
         with self.db.read() as conn:
             configs = self.configs.load(conn, projects)
             if store_artifacts.projects_with_artifacts(conn, configs):
-                return False
+                return None
+        cut = len(records) - int(len(records) * HERE_SHARE)
         try:
-            self.child.submit(records, configs)
+            self.child.submit(records[:cut], configs)
         except ChildGone:
-            return False
-        return True
+            return None
+        return records[cut:]
 
     def _read_ahead(self, batch: Batch) -> _Ahead | None:
         """The batch after ``batch``, handed to the prepare process to be prepared while
@@ -235,7 +254,10 @@ class DigestWorker:
             return None
         read_at = time.time()
         following = self.reader.read(batch.positions, self._batch_records())
-        if not following.records or not self._hand(following.records):
+        if not following.records:
+            return None
+        kept = self._hand(following.records)
+        if kept is None:
             return None
         return _Ahead(
             start=batch.positions,
@@ -244,6 +266,7 @@ class DigestWorker:
             count=len(following.records),
             size=sum(map(len, following.records)),
             read_at=read_at,
+            kept=kept,
         )
 
     def _commit_singly(self, positions: dict[str, int], count: int) -> store_digest.BatchResult:

@@ -5,6 +5,8 @@ tests/durability/test_digest_crash.py."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -115,3 +117,15 @@ def test_health_and_metrics_show_the_lag_the_spool_holds(
 
     progress.publish(settings.spool_dir, {segment.name: 1008}, {segment.name: time.time()})
     assert client.get("/-/health").json()["digest_lag"] == {"seconds": 0.0, "bytes": 0}
+
+
+def test_the_background_units_load_no_http_client_crypto_or_templates() -> None:
+    """The background process's memory counts toward the server's 250 MB (issue 10):
+    httpx, cryptography and jinja2 (~18 MB) load when an alert is first delivered."""
+    code = (
+        "import sys; from tracebox.supervisor.units import UNITS;"
+        "[unit.load() for unit in UNITS];"
+        "print(sorted(m for m in ('httpx', 'cryptography', 'jinja2') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

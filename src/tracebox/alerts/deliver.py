@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-
-import httpx
+from typing import TYPE_CHECKING
 
 from tracebox.alerts.channels import discord, email, slack, teams, webhook
 from tracebox.alerts.message import Message
@@ -16,6 +15,9 @@ from tracebox.store.alert_outbox import FAILED, RETRYING, SENT
 from tracebox.store.alerts import AlertAction, Channel
 from tracebox.tracking.crypto import TokenCipher
 from tracebox.tracking.instance_secret import instance_secret
+
+if TYPE_CHECKING:
+    import httpx
 
 CIPHER_INFO = b"tracebox alert targets v1"  # its own key, not the external tokens' one
 CHAT_BODIES = {Channel.SLACK: slack.body, Channel.DISCORD: discord.body, Channel.TEAMS: teams.body}

@@ -15,15 +15,17 @@ import email.utils
 import ipaddress
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
-
-import httpx
 
 from tracebox import __version__
 from tracebox.config import Settings
 from tracebox.errors import BadRequest
 from tracebox.sentry_client import SentryError
 from tracebox.sentry_client.safety import MAX_URL_LENGTH, is_public, resolve
+
+if TYPE_CHECKING:
+    import httpx
 
 USER_AGENT = f"Tracebox/{__version__} (alerts)"
 EXCERPT_CHARS = 1000  # of a receiver's answer, kept in the delivery log
@@ -110,6 +112,8 @@ def post(
     transport: httpx.BaseTransport | None = None,
 ) -> Answer:
     """POST ``body`` (JSON) to ``url``; never raises for the receiver's failures."""
+    import httpx  # here: the background process loads it (~8 MB) only to deliver
+
     try:
         dest = check(url, options)
     except RefusedDestination as e:

@@ -4,23 +4,25 @@ the recipient's notification settings (also as ``List-Unsubscribe``)."""
 
 from __future__ import annotations
 
+import functools
 import smtplib
 import ssl
 from dataclasses import dataclass
 from email.message import EmailMessage
 from email.utils import formatdate
-
-import jinja2
+from typing import TYPE_CHECKING
 
 from tracebox.alerts.channels import clip
 from tracebox.alerts.message import Message
 from tracebox.alerts.outbound import Answer
 from tracebox.config import Settings
 
+if TYPE_CHECKING:
+    import jinja2
+
 NOT_CONFIGURED = "SMTP is not configured: set TRACEBOX_SMTP_HOST (docs/alerts.md)"
 
-_HTML = jinja2.Environment(autoescape=True).from_string(
-    """<!doctype html><html><body style="font-family:system-ui,sans-serif;color:#1f2937">
+_HTML = """<!doctype html><html><body style="font-family:system-ui,sans-serif;color:#1f2937">
 <p style="color:#6b7280;margin:0">{{ m.headline }}</p>
 <h2 style="margin:4px 0 8px"><a href="{{ m.url }}" style="color:#1d4ed8">{{ m.title }}</a></h2>
 <p>{{ m.text }}</p>
@@ -35,7 +37,13 @@ _HTML = jinja2.Environment(autoescape=True).from_string(
 settings for {{ m.project.path }}.
 <a href="{{ m.settings_url }}">Change your notification settings or unsubscribe</a>.</p>
 </body></html>"""
-)
+
+
+@functools.cache
+def _html() -> jinja2.Template:
+    import jinja2  # on the first email: the background process need not hold it (~2 MB)
+
+    return jinja2.Environment(autoescape=True).from_string(_HTML)
 
 
 @dataclass(frozen=True)
@@ -91,7 +99,7 @@ def compose(m: Message, options: SmtpOptions, to: str, key: str) -> EmailMessage
     msg["Auto-Submitted"] = "auto-generated"
     msg["X-Tracebox-Project"] = m.project["path"]
     msg.set_content(text_part(m))
-    msg.add_alternative(_HTML.render(m=m), subtype="html")
+    msg.add_alternative(_html().render(m=m), subtype="html")
     return msg
 
 

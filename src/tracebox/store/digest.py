@@ -242,6 +242,11 @@ def _add_tags(conn: Connection, by_error: Mapping[int, list[PreparedEvent]]) -> 
     rows: list[tuple[Any, ...]] = []
     for error_id in sorted(by_error):
         batch = by_error[error_id]
+        if len(batch) == 1 and len(set(batch[0].tags)) == len(batch[0].tags):
+            # Most errors have one event in a batch: its tags, each once, count 1.
+            e = batch[0]
+            rows += [(e.project_id, error_id, k, v, 1, e.timestamp) for k, v in sorted(e.tags)]
+            continue
         if len(batch) > 1:
             batch = sorted(batch, key=_timestamp)
         counts = Counter(chain.from_iterable([e.tags for e in batch]))

@@ -162,11 +162,15 @@ def update_errors(
     conn: Connection, by_error: Mapping[int, list[PreparedEvent]], new_users: Mapping[int, int]
 ) -> None:
     """Add counts, move last_seen; status changes (regressions, ignore conditions) are
-    ``workflow_digest``'s, right after. The rows are locked first, in id order, so the
-    status read under that lock is the one the workflow step changes, even with other
-    digests running."""
+    ``workflow_digest``'s, right after. On PostgreSQL the rows are locked first, in id
+    order, so the status read under that lock is the one the workflow step changes, even
+    with other digests running."""
     ids = sorted(by_error)
-    _lock_errors(conn, ids)
+    if conn.dialect.name == "postgresql":
+        # SQLite needs no row lock: the write transaction (BEGIN IMMEDIATE) holds the
+        # database's one write lock, so no other writer runs until the commit. Skipping
+        # the SELECT saved ~5 us/event there.
+        _lock_errors(conn, ids)
     rows = []
     for error_id in ids:
         batch = by_error[error_id]
@@ -196,7 +200,7 @@ def update_errors(
 
 
 def _lock_errors(conn: Connection, ids: list[int]) -> list[Key]:
-    """``(id, status)`` of the errors, locked (FOR NO KEY UPDATE on PostgreSQL) in id order."""
+    """``(id, status)`` of the errors, locked FOR NO KEY UPDATE in id order (PostgreSQL)."""
     out: list[Key] = []
     for start in range(0, len(ids), CHUNK):
         query = (

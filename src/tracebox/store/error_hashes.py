@@ -12,10 +12,12 @@ share lock) and they wait for it; every digest then drops its cached ids of the 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
+from functools import lru_cache
+from typing import Any
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, Select, select
 
-from tracebox.store.bulk import rows_matching
+from tracebox.store.bulk import in_ids, rows_matching
 from tracebox.store.dialect import insert
 from tracebox.store.tables import error_hashes, projects
 
@@ -47,13 +49,21 @@ def epochs(conn: Connection, project_ids: Collection[int]) -> dict[int, int]:
     PostgreSQL under a share lock held until the transaction ends (see the module)."""
     if not project_ids:
         return {}
-    query = (
+    query = _epochs_query(conn.dialect.name)
+    return {
+        int(pid): int(epoch) for pid, epoch in conn.execute(query, {"ids": sorted(project_ids)})
+    }
+
+
+@lru_cache(maxsize=2)
+def _epochs_query(dialect: str) -> Select[Any]:
+    # Built once: building and hashing it anew each batch cost ~0.5 us/event (SQLite).
+    return (
         select(projects.c.id, projects.c.grouping_epoch)
-        .where(projects.c.id.in_(sorted(project_ids)))
+        .where(in_ids(dialect, projects.c.id))
         .order_by(projects.c.id)
         .with_for_update(read=True)  # FOR SHARE; SQLite has no row locks (one writer)
     )
-    return {int(pid): int(epoch) for pid, epoch in conn.execute(query)}
 
 
 def bump_epoch(conn: Connection, project_id: int) -> None:

@@ -16,14 +16,16 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Protocol
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, Select, Update, select
 
 from tracebox import resolution as rules
 from tracebox.store import activity, seen
+from tracebox.store.bulk import in_ids
 from tracebox.store.tables import errors
-from tracebox.store.triage import CLEARED_CONDITIONS, chunks
+from tracebox.store.triage import CLEARED_CONDITIONS
 
 EXPIRED_PER_BATCH = 100  # ignored errors whose time passed, reopened per batch
 
@@ -97,14 +99,16 @@ def _record_seen(conn: Connection, by_error: Mapping[int, Sequence[DigestedEvent
 
 
 def _states(conn: Connection, ids: list[int]) -> list[dict[str, Any]]:
-    found = []
-    for chunk in chunks(ids):
-        # Only resolved and ignored errors can change here (rows locked by update_errors).
-        query = select(*_STATE_COLUMNS).where(
-            errors.c.id.in_(chunk), errors.c.status != "unresolved"
-        )
-        found += [dict(r._mapping) for r in conn.execute(query)]
-    return found
+    query = _states_query(conn.dialect.name)
+    return [dict(r._mapping) for r in conn.execute(query, {"ids": ids})]
+
+
+@lru_cache(maxsize=2)
+def _states_query(dialect: str) -> Select[Any]:
+    # Only resolved and ignored errors can change here (rows locked by update_errors).
+    return select(*_STATE_COLUMNS).where(
+        in_ids(dialect, errors.c.id), errors.c.status != "unresolved"
+    )
 
 
 def _reopen_regressions(
@@ -193,7 +197,10 @@ def _expired(conn: Connection, now: float) -> list[dict[str, Any]]:
 
 def _new_for_review(conn: Connection, new: list[int]) -> None:
     """A new error goes "for review" from its first event on."""
-    for chunk in chunks(new):
-        conn.execute(
-            errors.update().where(errors.c.id.in_(chunk)).values(inbox_at=errors.c.first_seen)
-        )
+    if new:
+        conn.execute(_for_review_update(conn.dialect.name), {"ids": new})
+
+
+@lru_cache(maxsize=2)
+def _for_review_update(dialect: str) -> Update:
+    return errors.update().where(in_ids(dialect, errors.c.id)).values(inbox_at=errors.c.first_seen)

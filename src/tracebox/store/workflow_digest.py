@@ -106,8 +106,12 @@ def _states(conn: Connection, ids: list[int]) -> list[dict[str, Any]]:
 @lru_cache(maxsize=2)
 def _states_query(dialect: str) -> Select[Any]:
     # Only resolved and ignored errors can change here (rows locked by update_errors).
-    return select(*_STATE_COLUMNS).where(
-        in_ids(dialect, errors.c.id), errors.c.status != "unresolved"
+    # In id order, the order their activity entries get (SQLite walks the ids in that
+    # order anyway: no sort).
+    return (
+        select(*_STATE_COLUMNS)
+        .where(in_ids(dialect, errors.c.id), errors.c.status != "unresolved")
+        .order_by(errors.c.id)
     )
 
 

@@ -10,6 +10,11 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 def insert(conn: Connection, table: Table) -> Any:
     """An INSERT that supports ``on_conflict_do_nothing/do_update`` on both databases."""
-    if conn.dialect.name == "postgresql":
+    return insert_for(conn.dialect.name, table)
+
+
+def insert_for(dialect: str, table: Table) -> Any:
+    """``insert`` for a dialect's name: for a statement built once per dialect."""
+    if dialect == "postgresql":
         return postgresql.insert(table)
     return sqlite.insert(table)

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
+from typing import Any
 
 from sqlalchemy import Connection, case, select
 
-from tracebox.store.dialect import insert
+from tracebox.store.dialect import insert, insert_for
 from tracebox.store.tables import project_environments, releases
 from tracebox.store.tables import user_project_preferences as prefs
 
@@ -25,31 +27,38 @@ def record(
     """What one digest batch saw, (project, value) -> (first, last) timestamp: a release
     not created yet (by sentry-cli or an earlier event) is created as first seen now."""
     if versions:
-        stmt = insert(conn, releases).on_conflict_do_nothing(
-            index_elements=["project_id", "version"]
-        )
         rows = [
             {"project_id": p, "version": v, "created_at": first}
             for (p, v), (first, _) in sorted(versions.items())
         ]
-        conn.execute(stmt, rows)
+        conn.execute(_insert_releases(conn.dialect.name), rows)
     if environments:
-        stmt = insert(conn, project_environments)
-        ex, t = stmt.excluded, project_environments.c
-        stmt = stmt.on_conflict_do_update(
-            index_elements=["project_id", "name"],
-            set_={
-                "first_seen": case(
-                    (ex.first_seen < t.first_seen, ex.first_seen), else_=t.first_seen
-                ),
-                "last_seen": case((ex.last_seen > t.last_seen, ex.last_seen), else_=t.last_seen),
-            },
-        )
         rows = [
             {"project_id": p, "name": name, "first_seen": first, "last_seen": last}
             for (p, name), (first, last) in sorted(environments.items())
         ]
-        conn.execute(stmt, rows)
+        conn.execute(_upsert_environments(conn.dialect.name), rows)
+
+
+# Built once per dialect: building them (``excluded`` proxies every column, then the
+# cache key) each digest batch cost about as much as running them.
+@lru_cache(maxsize=2)
+def _insert_releases(dialect: str) -> Any:
+    stmt = insert_for(dialect, releases)
+    return stmt.on_conflict_do_nothing(index_elements=["project_id", "version"])
+
+
+@lru_cache(maxsize=2)
+def _upsert_environments(dialect: str) -> Any:
+    stmt = insert_for(dialect, project_environments)
+    ex, t = stmt.excluded, project_environments.c
+    return stmt.on_conflict_do_update(
+        index_elements=["project_id", "name"],
+        set_={
+            "first_seen": case((ex.first_seen < t.first_seen, ex.first_seen), else_=t.first_seen),
+            "last_seen": case((ex.last_seen > t.last_seen, ex.last_seen), else_=t.last_seen),
+        },
+    )
 
 
 def release_first_seen(

@@ -10,10 +10,12 @@ records (exactly-once, docs/design.md).
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
+from functools import lru_cache
+from typing import Any
 
 from sqlalchemy import Connection, select
 
-from tracebox.store.dialect import insert
+from tracebox.store.dialect import insert_for
 from tracebox.store.tables import spool_cursors
 
 LEGACY_NODE = ""  # rows written before cursors were per node (revision 0002)
@@ -30,14 +32,20 @@ def advance(conn: Connection, node: str, positions: Mapping[str, int]) -> None:
     """Upsert ``positions``, moving each only forward (a lower position is ignored)."""
     if not positions:
         return
-    stmt = insert(conn, spool_cursors)
-    stmt = stmt.on_conflict_do_update(
+    rows = [{"node": node, "segment": s, "position": p} for s, p in positions.items()]
+    conn.execute(_advance(conn.dialect.name), rows)
+
+
+@lru_cache(maxsize=2)
+def _advance(dialect: str) -> Any:
+    # Built once per dialect: every digest batch runs it, and building it (``excluded``,
+    # then the cache key) cost more than running it.
+    stmt = insert_for(dialect, spool_cursors)
+    return stmt.on_conflict_do_update(
         index_elements=["node", "segment"],
         set_={"position": stmt.excluded.position},
         where=spool_cursors.c.position < stmt.excluded.position,
     )
-    rows = [{"node": node, "segment": s, "position": p} for s, p in positions.items()]
-    conn.execute(stmt, rows)
 
 
 def forget(conn: Connection, node: str, segments: Iterable[str]) -> None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Protocol
 
-from sqlalchemy import Connection, Select, Update, select
+from sqlalchemy import Connection, Select, Update, bindparam, select
 
 from tracebox import resolution as rules
 from tracebox.store import activity, seen
@@ -196,13 +196,16 @@ def _reopen(conn: Connection, state: dict[str, Any], now: float, *, regressed: b
 
 def _expired(conn: Connection, now: float) -> list[dict[str, Any]]:
     """Ignored errors whose "ignore until" moment passed, events or not (ix_errors_ignore_until)."""
-    query = (
-        select(*_STATE_COLUMNS)
-        .where(errors.c.ignore_until <= now, errors.c.status == "ignored")
-        .order_by(errors.c.ignore_until)
-        .limit(EXPIRED_PER_BATCH)
-    )
-    return [dict(r._mapping) for r in conn.execute(query)]
+    return [dict(r._mapping) for r in conn.execute(_EXPIRED, {"now": now})]
+
+
+# Built once, as the statements above: it runs every batch.
+_EXPIRED = (
+    select(*_STATE_COLUMNS)
+    .where(errors.c.ignore_until <= bindparam("now"), errors.c.status == "ignored")
+    .order_by(errors.c.ignore_until)
+    .limit(EXPIRED_PER_BATCH)
+)
 
 
 def _new_for_review(conn: Connection, new: list[int]) -> None:

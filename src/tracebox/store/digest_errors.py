@@ -46,14 +46,18 @@ def assign_errors(
     missing: list[PreparedEvent] = []
     new_hashes: list[tuple[int, str, int]] = []
     for e in batch:
+        # Most events' own hash is known: their candidates need no list.
+        error_id = known.get((e.project_id, e.grouping_hash))
+        if error_id is not None:
+            chosen[(e.project_id, e.event_id)] = error_id
+            continue
         error_id = next((known[key] for key in _candidates(e) if key in known), None)
         if error_id is None:
             missing.append(e)
             continue
         chosen[(e.project_id, e.event_id)] = error_id
-        if (e.project_id, e.grouping_hash) not in known:
-            # Found by an older version's hash: the new hash answers to that error too.
-            new_hashes.append((e.project_id, e.grouping_hash, error_id))
+        # Found by an older version's hash: the new hash answers to that error too.
+        new_hashes.append((e.project_id, e.grouping_hash, error_id))
     ids, created = _create_errors(conn, missing) if missing else ({}, set())
     for e in missing:
         chosen[(e.project_id, e.event_id)] = ids[(e.project_id, e.grouping_hash)]
@@ -72,6 +76,10 @@ def _known_hashes(
     known: dict[Key, int] = {}
     wanted: set[Key] = set()
     for e in batch:
+        hit = cache.get(e.project_id, e.grouping_hash)
+        if hit is not None:  # the first hash found is the one used (most events)
+            known[(e.project_id, e.grouping_hash)] = hit
+            continue
         for key in _candidates(e):
             hit = cache.get(*key)
             if hit is not None:

@@ -111,7 +111,8 @@ def _states(conn: Connection, ids: list[int]) -> list[dict[str, Any]]:
 
 @lru_cache(maxsize=2)
 def _states_query(dialect: str) -> Select[Any]:
-    # Only resolved and ignored errors can change here (rows locked by update_errors).
+    # Only resolved and ignored errors can change here (rows locked by update_errors on
+    # PostgreSQL; on SQLite no other writer runs).
     # In id order, the order their activity entries get (SQLite walks the ids in that
     # order anyway: no sort).
     return (

@@ -38,6 +38,11 @@ _FRAME_KEYS = {
     "symbol_addr": _ADDR,
     "image_addr": _ADDR,
 }
+# The type of a value of each kind that is kept unchanged (an address sent as a number is
+# rewritten in hex), and so of each frame key's value in a frame kept as sent.
+_UNCHANGED_TYPE = {_STR: str, _INT: int, _BOOL: bool, _LINES: list, _OBJECT: dict, _ADDR: str}
+_CLEAN_TYPES: dict[str, type[Any]] = {key: _UNCHANGED_TYPE[k] for key, k in _FRAME_KEYS.items()}
+_STR_ONLY = frozenset({str})
 # A frame needs at least one of these to say where it is (as Relay's frame validation).
 _FRAME_LOCATION = ("filename", "abs_path", "function", "module", "instruction_addr")
 
@@ -86,6 +91,33 @@ def normalize_stacktrace(value: Any) -> dict[str, Any] | None:
 def _frame(raw: Any) -> dict[str, Any] | None:
     if not isinstance(raw, dict):
         return None
+    # Most frames are already clean: keeping one as sent is what the copy would give.
+    return raw if _is_clean_frame(raw) else _cleaned_frame(raw)
+
+
+def _is_clean_frame(raw: dict[str, Any]) -> bool:
+    """Whether ``_cleaned_frame(raw)`` would equal ``raw``: every key is a frame key whose
+    value has the exact type kept for it (no None, no number for an address) and is kept
+    unchanged (no empty string, no negative line, no non-string line of context), and
+    the frame says where it is. ``type() is`` rejects booleans as numbers, and
+    subclasses, which the slow path then reads."""
+    type_of = _CLEAN_TYPES.get
+    for key, value in raw.items():
+        kind = type_of(key)
+        if type(value) is not kind:  # an unknown key's kind is None, never a type
+            return False
+        if kind is str:
+            if not value:
+                return False
+        elif kind is int:
+            if value < 0:
+                return False
+        elif kind is list and not _STR_ONLY.issuperset(map(type, value)):
+            return False
+    return not raw.keys().isdisjoint(_FRAME_LOCATION)
+
+
+def _cleaned_frame(raw: dict[str, Any]) -> dict[str, Any] | None:
     frame: dict[str, Any] = {}
     kind_of = _FRAME_KEYS.get
     # Hot: one test per kind, the commonest (strings) first; None values are never kept.

@@ -84,7 +84,10 @@ def normalize_stacktrace(value: Any) -> dict[str, Any] | None:
     if len(raw_frames) > MAX_FRAMES:
         half = MAX_FRAMES // 2
         raw_frames = raw_frames[:half] + raw_frames[-half:]
-    frames = [f for f in map(_frame, raw_frames) if f is not None]
+    if all(map(_is_clean_frame, raw_frames)):  # the common case: the list is kept as sent
+        frames = raw_frames
+    else:
+        frames = [f for f in map(_frame, raw_frames) if f is not None]
     return {"frames": frames} if frames else None
 
 
@@ -95,12 +98,14 @@ def _frame(raw: Any) -> dict[str, Any] | None:
     return raw if _is_clean_frame(raw) else _cleaned_frame(raw)
 
 
-def _is_clean_frame(raw: dict[str, Any]) -> bool:
-    """Whether ``_cleaned_frame(raw)`` would equal ``raw``: every key is a frame key whose
-    value has the exact type kept for it (no None, no number for an address) and is kept
-    unchanged (no empty string, no negative line, no non-string line of context), and
-    the frame says where it is. ``type() is`` rejects booleans as numbers, and
-    subclasses, which the slow path then reads."""
+def _is_clean_frame(raw: Any) -> bool:
+    """Whether ``_frame(raw)`` would equal ``raw``: an object whose every key is a frame
+    key, whose every value has the exact type kept for that key (no None, no number for
+    an address) and is kept unchanged (no empty string, negative line or non-string line
+    of context), and which says where it is. ``type() is`` rejects booleans as numbers,
+    and subclasses, which the slow path then reads."""
+    if type(raw) is not dict:
+        return False
     type_of = _CLEAN_TYPES.get
     for key, value in raw.items():
         kind = type_of(key)
@@ -203,13 +208,20 @@ def _crumb(raw: Any, default_timestamp: float) -> dict[str, Any] | None:
         ),
         "level": "info" if level is None else normalize_level(level, "info"),
     }
+    # category and message are as text() reads them, strings (the common case) inline.
     category = get("category")
-    if category is not None:
+    if type(category) is str:
+        if category:
+            crumb["category"] = category[:256]
+    elif category is not None:
         found = text(category, 256)
         if found is not None:
             crumb["category"] = found
     message = get("message")
-    if message is not None:
+    if type(message) is str:
+        if message:
+            crumb["message"] = message[:MAX_VALUE_CHARS]
+    elif message is not None:
         found = text(message, MAX_VALUE_CHARS)
         if found is not None:
             crumb["message"] = found

@@ -73,9 +73,12 @@ def normalize_event(
         "tags": normalize_tags(raw.get("tags")),
     }
     for key in _NAMES:
-        name = text(raw.get(key), MAX_NAME_CHARS)
-        if name is not None:
-            event[key] = name
+        if key in raw:
+            value = raw[key]
+            # text()'s first case, a string (cut), inline: names are strings as a rule.
+            name = value[:MAX_NAME_CHARS] if type(value) is str else text(value, MAX_NAME_CHARS)
+            if name:
+                event[key] = name
     _set(event, "logentry", normalize_logentry(raw))
     for key, sources, reader in _INTERFACES:
         _set(event, key, reader(_first(raw, sources)))

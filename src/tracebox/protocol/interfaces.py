@@ -41,7 +41,9 @@ _FRAME_KEYS = {
 # The type of a value of each kind that is kept unchanged (an address sent as a number is
 # rewritten in hex), and so of each frame key's value in a frame kept as sent.
 _UNCHANGED_TYPE = {_STR: str, _INT: int, _BOOL: bool, _LINES: list, _OBJECT: dict, _ADDR: str}
-_CLEAN_TYPES: dict[str, type[Any]] = {key: _UNCHANGED_TYPE[k] for key, k in _FRAME_KEYS.items()}
+_CLEAN_TYPES: dict[str, type[Any]] = {
+    key: _UNCHANGED_TYPE[kind] for key, kind in _FRAME_KEYS.items()
+}
 _STR_ONLY = frozenset({str})
 # A frame needs at least one of these to say where it is (as Relay's frame validation).
 _FRAME_LOCATION = ("filename", "abs_path", "function", "module", "instruction_addr")
@@ -197,8 +199,9 @@ def normalize_breadcrumbs(value: Any, default_timestamp: float) -> dict[str, Any
 def _crumb(raw: Any, default_timestamp: float) -> dict[str, Any] | None:
     if not isinstance(raw, dict):
         return None
-    # Hot (every crumb of every event): ``in`` and ``[]`` rather than ``get()`` calls, and
-    # text()'s first case (a string, cut) inline for the strings most crumbs hold.
+    # Hot (every crumb of every event): ``in`` and ``[]`` for the optional keys rather than
+    # get() calls, and text()'s first case (a string, cut) inline for the strings most
+    # crumbs hold.
     timestamp = raw.get("timestamp")
     if type(timestamp) is not float or not isfinite(timestamp):  # else: as parse_timestamp
         timestamp = parse_timestamp(timestamp)

@@ -34,10 +34,17 @@ _STRUCTURE = re.compile(rb'[\[\]{}"]')
 _WS = b" \t\r\n"
 # What must follow a sensitive word for it to be a name (``text._name_position``): more
 # name characters and blanks, then '":' or '",' (a key, a pair's name), a quote and "="
-# or ":" ('name': ..., \\"name\\": ...), or "=" or ":" (name=value). A necessary
-# condition, checked first because it is one C call.
+# or ":" ('name': ..., \\"name\\": ...), "=" and a value or a quote (name=value,
+# name = 'value'), or ":". A necessary condition, checked first because it is one C call.
+# What it adds to the plain punctuation rules out most words in source lines and file
+# names: a pair's name is a list's first item, so what follows its "," is never a key
+# ('"requests/sessions.py","abs_path":'); "token = await ..." is not name=value. The
+# possessive runs take what ``_name_position``'s loops take, without backtracking.
 _NAME_TAIL = re.compile(
-    rb"[A-Za-z0-9_\-.\[\]]*[ \t]*(?:\"[:,]|\\[\x00-\xff][ \t]*[=:]|'[ \t]*[=:]|[=:])"
+    rb"[A-Za-z0-9_\-.\[\]]*+[ \t]*+"
+    rb"(?:\"(?::|,(?!\"(?:[^\"\\]|\\[\x00-\xff])*\":))"
+    rb"|\\[\x00-\xff][ \t]*[=:]|'[ \t]*[=:]"
+    rb"|(?<![ \t])=[>=]?[^ \t]|=[>=]?[ \t]*[\\']|:)"
 )
 
 Edit = tuple[int, int, bytes]  # begin, end, replacement

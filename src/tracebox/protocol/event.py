@@ -1,9 +1,9 @@
 """Any SDK's event payload to the one canonical shape of docs/design.md "Normalized event".
 
-``normalize_event`` is on the ingest hot path: it builds a new top-level object, keeps
-nested objects it does not need to clean (``extra``, ``contexts``, frame ``vars``, frames
-and frame lists already clean...) by reference, so the result shares them with ``raw``,
-and never raises on a JSON object, whatever it holds.
+``normalize_event`` is on the digest's hot path (every event, once): it builds a new
+top-level object, keeps nested objects it does not need to clean (``extra``,
+``contexts``, frame ``vars``, frames and frame lists already clean...) by reference, so
+the result shares them with ``raw``, and never raises on a JSON object, whatever it holds.
 """
 
 from __future__ import annotations

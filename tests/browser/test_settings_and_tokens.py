@@ -35,6 +35,9 @@ def test_settings_saved_and_reloaded(root_page: Page, tracebox: Tracebox) -> Non
     page.goto(f"{base}/{path}/-/settings/monitor")
     page.get_by_label("Active").check()
     page.get_by_role("button", name="Save changes").click()
+    # The save is a form POST and a navigation: reloading before it lands raced it
+    # ("Not attached to an active page"), as the first save above already awaits.
+    expect(page.get_by_text("Your changes have been saved.")).to_be_visible()
     page.reload()
     expect(page.get_by_label("Active")).to_be_checked()
 

@@ -132,7 +132,11 @@ class BlobScrubber:
     def forget_learned(self, blob: bytes, remarks: Remarks) -> bytes:
         """``blob`` with every learned secret filtered in every string value (not in keys);
         call after ``scrub`` has seen the whole event."""
-        edits: list[tuple[int, int, bytes]] = []
+        return spliced(blob, self.learned_edits(blob, remarks))
+
+    def learned_edits(self, blob: bytes, remarks: Remarks) -> list[Edit]:
+        """The edits of ``forget_learned``: each replaces one string value."""
+        edits: list[Edit] = []
         tokens: dict[int, list[str]] = {}
         for secret, rule in remarks.learned.items():
             needle = orjson.dumps(secret)[1:-1]
@@ -151,7 +155,7 @@ class BlobScrubber:
                 text = text.replace(secret, FILTERED)
             edits.append((opening, closing + 1, orjson.dumps(text)))
             remarks.add_text(text, sorted(set(tokens[opening])))
-        return spliced(blob, edits)
+        return edits
 
     def _decide(
         self, blob: bytes, pos: int, edits: list[tuple[int, int, bytes]], r: Remarks, keyed: bool

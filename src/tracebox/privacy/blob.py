@@ -117,7 +117,7 @@ class BlobScrubber:
         tail = text.name_tail
         edits: list[Edit] = []
         done = 0
-        for start, index in text.candidates(blob):
+        for index, start, _ in text.matches(blob):
             if start < done:
                 continue
             # Most candidates are a sensitive word in prose or code ("session" in a file

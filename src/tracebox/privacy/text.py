@@ -190,11 +190,14 @@ class TextScrubber:
 
     def candidates(self, data: bytes) -> list[tuple[int, int]]:
         """(start, pattern index) of every candidate in ``data``, in order."""
+        return [(start, index) for index, start, _ in self.matches(data)]
+
+    def matches(self, data: bytes) -> list[tuple[int, int, int]]:
+        """The automaton's own (pattern index, start, end) of every candidate, in order
+        (non-overlapping matches come left to right): no tuple is built again."""
         if self.automaton is None:
             return []
-        found = self.automaton.find_matches_as_indexes(data.translate(FOLD))
-        # Non-overlapping matches come left to right: already in order.
-        return [(start, index) for index, start, _ in found]
+        return self.automaton.find_matches_as_indexes(data.translate(FOLD))
 
     def worth(self, data: bytes, start: int, index: int) -> bool:
         """Whether a candidate in a JSON document can lead anywhere, judged on its bytes

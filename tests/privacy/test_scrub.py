@@ -89,6 +89,17 @@ def test_a_log_message_and_its_params_are_both_filtered() -> None:
     assert event["logentry"]["formatted"] == "hello [Filtered]"
 
 
+def test_a_remembered_secret_is_filtered_in_strings_and_left_in_numbers() -> None:
+    # A filtered password is remembered and filtered wherever else it appears. All digits,
+    # it also matched a bare number, and the scrubber raised on the JSON it would make.
+    raw = {
+        "message": "x",
+        "extra": {"password": "123456789012", "order_id": 123456789012, "ref": "#123456789012"},
+    }
+    event = scrubbed(raw=raw)
+    assert event["extra"] == {"password": FILTERED, "order_id": 123456789012, "ref": "#[Filtered]"}
+
+
 def test_safe_fields_are_never_scrubbed() -> None:
     event = scrubbed(PrivacySettings(safe_fields=("card_number", "X-Api-Key")))
     assert event["extra"]["order"]["card_number"] == s.CARD_DIGITS

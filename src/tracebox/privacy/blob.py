@@ -142,7 +142,9 @@ class BlobScrubber:
             needle = orjson.dumps(secret)[1:-1]
             at = blob.find(needle)
             while at != -1:
-                tokens.setdefault(_quote_before(blob, at), []).append(rule)
+                opening = _opening_quote(blob, at)  # None: digits of a bare number
+                if opening is not None:
+                    tokens.setdefault(opening, []).append(rule)
                 at = blob.find(needle, at + len(needle))
         for opening in sorted(tokens):
             closing = _string_end(blob, opening)

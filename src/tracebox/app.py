@@ -1,5 +1,8 @@
 """The application factory: mounts ingest, the REST API and the web UI on one app.
 
+Ingest requests go straight to ``IngestApp`` (``asgi.DirectFirst``); the others take
+Starlette's middleware and routes to their surface.
+
 Nothing is created at import time; ``create_app(settings)`` builds everything, and the
 lifespan opens and closes the database and the spool writer.
 """
@@ -16,14 +19,13 @@ from starlette.middleware import Middleware
 
 from tracebox.api import ApiContext
 from tracebox.api import mounts as api_mounts
-from tracebox.asgi import OneReadPerRequest, Surface
+from tracebox.asgi import DirectFirst, OneReadPerRequest, Surface
 from tracebox.config import Settings
 from tracebox.health import health_routes
 from tracebox.ingest.counters import SharedCounters
 from tracebox.ingest.keys import KeyCache
 from tracebox.ingest.ratelimit import Limiter, LimiterSettings
-from tracebox.ingest.routes import IngestContext, ingest_routes
-from tracebox.ingest.routes import exception_handlers as ingest_exception_handlers
+from tracebox.ingest.routes import IngestApp, IngestContext
 from tracebox.metrics import Metrics
 from tracebox.spool import SpoolWriter
 from tracebox.store import Database
@@ -89,9 +91,9 @@ def create_app(settings: Settings | None = None) -> Starlette:
     )
     ui_context = make_ui_context(settings, db, on_key_deleted=ingest.keys.forget, external=external)
     # One error boundary per surface (contract 7): each mount renders its own shape.
+    # Ingestion's is IngestApp's own; it sees its requests first, so
+    # /api/v4/error_tracking/collector/... is ingestion, not the REST API.
     routes = [
-        # First: /api/v4/error_tracking/collector/... is ingestion, not the REST API.
-        Surface(ingest_routes(ingest), ingest_exception_handlers(ingest)),
         *health_routes(settings, db, metrics),
         *api_mounts(api_context),  # FastAPI apps with their own handlers (api.problems)
         # Last: /<project path>/-/... matches almost any path, and so does its 404 page.
@@ -102,7 +104,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
             middleware=[Middleware(OneReadPerRequest, db=db)],
         ),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan)
+    app = DirectFirst(IngestApp(ingest), routes=routes, lifespan=lifespan)
     app.state.settings = settings
     app.state.db = db
     app.state.metrics = metrics

@@ -1,17 +1,20 @@
-"""ASGI pieces every web surface shares: a mount with its own error boundary, and one
-read transaction per request.
+"""ASGI pieces every web surface shares: a mount with its own error boundary, the app
+that sends a direct surface's requests straight to it, and one read transaction per
+request.
 
-``app.py`` mounts each surface (ingest, REST API, UI) with the exception handlers that
-render its error shape (ARCHITECTURE contract 7), as Starlette does it: an
-``ExceptionMiddleware`` per mount, so endpoints raise ``errors.*`` and never catch to
-build a response themselves.
+``app.py`` mounts each surface (REST API, UI) with the exception handlers that render its
+error shape (ARCHITECTURE contract 7), as Starlette does it: an ``ExceptionMiddleware``
+per mount, so endpoints raise ``errors.*`` and never catch to build a response
+themselves. Ingestion, the hot path, is a ``DirectSurface``: an ASGI app with its own
+error boundary, reached without Starlette's middleware and routing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
+from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.middleware.exceptions import ExceptionMiddleware
@@ -49,6 +52,30 @@ class Surface(Mount):
         if any(route.matches(inner)[0] is not Match.NONE for route in self.routes):
             return match, child
         return Match.NONE, {}
+
+
+class DirectSurface(Protocol):
+    """A surface that is a whole ASGI app, error boundary included."""
+
+    def claims(self, scope: Scope) -> bool:
+        """Whether this HTTP request is the surface's (decided by its path alone)."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None: ...
+
+
+class DirectFirst(Starlette):
+    """A Starlette app whose ``direct`` surface gets the HTTP requests it claims before
+    any middleware or route sees them; every other request takes the usual way."""
+
+    def __init__(self, direct: DirectSurface, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.direct = direct
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and self.direct.claims(scope):
+            await self.direct(scope, receive, send)
+        else:
+            await super().__call__(scope, receive, send)
 
 
 class OneReadPerRequest:

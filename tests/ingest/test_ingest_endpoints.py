@@ -14,6 +14,7 @@ import sqlalchemy as sa
 import zstandard
 
 from tests.ingest.conftest import Ingest
+from tracebox.ingest.routes import IngestApp
 from tracebox.store import client_keys, projects
 from tracebox.store.tables import client_keys as client_keys_table
 from tracebox.store.tables import error_tracking_settings
@@ -247,3 +248,44 @@ def test_cors_preflight(ingest: Ingest) -> None:
     assert r.status_code == 200
     assert r.headers["access-control-allow-origin"] == "*"
     assert "POST" in r.headers["access-control-allow-methods"]
+
+
+ENVELOPE_PATHS = [
+    "/api/{id}/envelope/",
+    "/api/{id}/envelope",
+    "/api/v4/error_tracking/collector/api/{id}/envelope/",
+    "/api/v4/error_tracking/collector/{id}/envelope",
+]
+
+
+@pytest.mark.parametrize("path", ENVELOPE_PATHS)
+def test_envelope_paths_for_both_dsn_forms(ingest: Ingest, path: str) -> None:
+    body = envelope(({"type": "event"}, orjson.dumps(EVENT)))
+    url = path.format(id=ingest.project_id)
+    r = ingest.client.post(url, content=body, headers=ingest.auth())
+    assert r.status_code == 200, r.text
+    assert r.json() == {"id": "a" * 32}
+    assert r.headers["content-type"] == "application/json"
+    assert r.headers["access-control-allow-origin"] == "*"
+    assert ingest.client.options(url).headers["access-control-max-age"] == "3600"
+
+
+@pytest.mark.parametrize("method", ["GET", "HEAD", "PUT", "DELETE"])
+@pytest.mark.parametrize("path", ["/api/{id}/store/", *ENVELOPE_PATHS])
+def test_other_methods_are_refused_in_relay_shape(ingest: Ingest, path: str, method: str) -> None:
+    r = ingest.client.request(method, path.format(id=ingest.project_id))
+    assert r.status_code == 405
+    assert r.headers["allow"] == "POST, OPTIONS"
+    assert r.headers["access-control-allow-origin"] == "*"
+    if method != "HEAD":
+        assert "POST" in r.json()["detail"] and r.headers["x-sentry-error"]
+
+
+def test_only_ingest_paths_are_ingestions(ingest: Ingest) -> None:
+    """Near misses are not ingestion's: the other surfaces answer them, in their shape."""
+    for path in ("/api/1/envelopes/", "/api/1/store//", "/api/1/2/store/", "/x/api/1/store/"):
+        r = ingest.client.post(path, content=b"{}", headers=ingest.auth())
+        assert r.status_code >= 400 and "x-sentry-error" not in r.headers, path
+    app = IngestApp(ctx=None)  # type: ignore[arg-type]  # claims() reads the scope only
+    assert app.claims({"path": "/tb/api/1/store/", "root_path": "/tb"})
+    assert not app.claims({"path": "/tb/api/1/store/", "root_path": ""})

@@ -8,12 +8,13 @@ core; with this child the digest writes batch N while the child prepares batch N
 
 The child is ``python -m tracebox.digest.prepare_process``, started by the parent and
 spoken to through its standard input and output: each message is a pickled value, then
-the raw records whose sizes the value lists. A request's
-value is ``(configs, projects)``: the ``ProjectConfig`` of each project the child has
-not seen at this version and the projects of the batch that still exist; its records
-are the batch's spool records. The answer's value is the ``PreparedBatch``. The child
-keeps no other state, touches no file and no database, and exits when its input closes
-(the parent stopped, or died). It imports no SQLAlchemy (``store.rows``): ~39 MB.
+the raw records whose sizes the value lists. A request's value is ``(configs,
+projects)``: the ``ProjectConfig`` of each project the child has not seen at this
+version and the projects of the batch that still exist; its records are the batch's
+spool records. The answer's value is the ``PreparedBatch``, its events as tuples
+(``_compact``). The child keeps no other state, touches no file and no database, and
+exits when its input closes (the parent stopped, or died). It imports no SQLAlchemy
+(``store.rows``): ~39 MB.
 
 Symbolication reads the database, so the parent prepares a batch itself when one of its
 projects has source map artifacts, when the child is off
@@ -23,7 +24,9 @@ projects has source map artifacts, when the child is off
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
+import operator
 import os
 import pickle
 import signal
@@ -34,6 +37,7 @@ from collections.abc import Mapping, Sequence
 from typing import IO, Any, NoReturn
 
 from tracebox.digest.prepare import PreparedBatch, Preparer, ProjectConfig, read_records
+from tracebox.store.rows import PreparedEvent
 
 log = logging.getLogger("tracebox.digest")
 
@@ -41,6 +45,9 @@ log = logging.getLogger("tracebox.digest")
 # start: a child that cannot start (or dies on every batch) must not cost a start per batch.
 RESTART_INTERVAL_S = 30.0
 STOP_TIMEOUT_S = 5.0
+# A prepared event crosses the pipe as the tuple of its fields (``_compact``).
+_EVENT_FIELDS = tuple(f.name for f in dataclasses.fields(PreparedEvent))
+_event_fields = operator.attrgetter(*_EVENT_FIELDS)
 
 
 class ChildGone(Exception):
@@ -96,9 +103,9 @@ class PrepareProcess:
             detail = f"{type(e).__name__}: {e}"
         else:
             detail = "it exited"
-        if not isinstance(answer, PreparedBatch):
+        if not isinstance(answer, tuple) or not isinstance(answer[0], PreparedBatch):
             self._lost(f"no answer to a batch ({detail})")
-        return answer
+        return _expanded(*answer)
 
     def discard(self) -> None:
         """Drop the answer to the batch in hand (its write will not happen)."""
@@ -194,6 +201,28 @@ def _exactly(stream: IO[bytes], size: int) -> bytes:
     return data
 
 
+def _compact(batch: PreparedBatch) -> tuple[PreparedBatch, list[tuple[Any, ...]]]:
+    """``batch`` as it is pickled: its events as tuples of their fields. An instance is
+    pickled with its fields' names and rebuilt field by field; the tuples take ~15% less
+    CPU to pickle and, with ``_event``, ~17% less to unpickle (callgrind, 400 corpus
+    events: 33.7k -> 29.2k and 44.7k -> 37.0k instructions per event)."""
+    return dataclasses.replace(batch, events=[]), [_event_fields(e) for e in batch.events]
+
+
+def _expanded(batch: PreparedBatch, events: list[tuple[Any, ...]]) -> PreparedBatch:
+    """The batch ``_compact`` made, whole again."""
+    batch.events = [_event(fields) for fields in events]
+    return batch
+
+
+def _event(fields: tuple[Any, ...]) -> PreparedEvent:
+    """The event, rebuilt as pickle rebuilds an instance: its fields set at once, without
+    the frozen ``__init__`` (which sets them one ``object.__setattr__`` at a time)."""
+    event: PreparedEvent = object.__new__(PreparedEvent)
+    event.__dict__.update(zip(_EVENT_FIELDS, fields, strict=True))
+    return event
+
+
 def serve(requests: IO[bytes], answers: IO[bytes]) -> None:
     """The child's loop: prepare every batch it is sent, until its input ends."""
     preparer = Preparer()
@@ -204,7 +233,7 @@ def serve(requests: IO[bytes], answers: IO[bytes]) -> None:
         del request, raw  # the batch's bytes, no longer needed while it is prepared
         configs.update(fresh)
         existing = {p: configs[p] for p in projects}
-        _send(answers, preparer.prepare(records, existing))
+        _send(answers, _compact(preparer.prepare(records, existing)))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

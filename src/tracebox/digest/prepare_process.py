@@ -110,9 +110,10 @@ class PrepareProcess:
             detail = f"{type(e).__name__}: {e}"
         else:
             detail = "it exited"
-        if not isinstance(answer, tuple) or not isinstance(answer[0], PreparedBatch):
+        batch, events = answer if isinstance(answer, tuple) and len(answer) == 2 else (None, [])
+        if not isinstance(batch, PreparedBatch):
             self._lost(f"no answer to a batch ({detail})")
-        return _expanded(*answer)
+        return _expanded(batch, events)
 
     def discard(self) -> None:
         """Drop the answer to the batch in hand (its write will not happen)."""

@@ -145,11 +145,15 @@ def _header(data: bytes | memoryview) -> dict[str, Any]:
     return header
 
 
+# The kinds by value: a dict lookup costs ~0.05 us, RecordKind(value) ~0.8 (per record).
+_KINDS = {kind.value: kind for kind in RecordKind}
+
+
 def _kind(value: Any, project_id: int) -> RecordKind:
-    try:
-        return RecordKind(value)
-    except ValueError:
-        raise RecordError(f"unknown spool record kind {value!r}", project_id) from None
+    kind = _KINDS.get(value) if isinstance(value, str) else None
+    if kind is None:
+        raise RecordError(f"unknown spool record kind {value!r}", project_id)
+    return kind
 
 
 def _integer(value: Any) -> int:

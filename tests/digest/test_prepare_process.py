@@ -4,6 +4,7 @@ prepared in-process whenever the child cannot."""
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import signal
@@ -17,8 +18,15 @@ import sqlalchemy as sa
 
 from tests.digest.test_worker import event_record, refuse_event, spool, stored_ids
 from tracebox.config import Settings
-from tracebox.digest.prepare import PreparedBatch, ProjectConfig
-from tracebox.digest.prepare_process import ChildGone, PrepareProcess
+from tracebox.digest.prepare import PreparedBatch, Preparer, ProjectConfig, read_records
+from tracebox.digest.prepare_process import (
+    ChildGone,
+    PrepareProcess,
+    _compact,
+    _expanded,
+    _receive,
+    _send,
+)
 from tracebox.digest.worker import DigestWorker
 from tracebox.server import export_settings
 from tracebox.spool import SpoolReader
@@ -147,6 +155,29 @@ def _alive(pid: int) -> bool:
             return f.read().rpartition(")")[2].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+def test_a_message_carries_its_value_and_records_byte_for_byte() -> None:
+    stream = io.BytesIO()
+    _send(stream, {"a": 1}, [b"one", b"", b"three"])
+    _send(stream, "end")
+    stream.seek(0)
+    reader = io.BufferedReader(stream)
+    value, records = _receive(reader) or (None, [])
+    assert (value, [bytes(r) for r in records]) == ({"a": 1}, [b"one", b"", b"three"])
+    assert _receive(reader) == ("end", [])
+    assert _receive(reader) is None
+
+
+def test_a_prepared_batch_crosses_the_pipe_whole() -> None:
+    records = read_records([event_record(1, n) for n in range(3)])
+    batch = Preparer().prepare(records, {1: ProjectConfig(project_id=1, version=1)})
+    stream = io.BytesIO()
+    _send(stream, _compact(batch))
+    stream.seek(0)
+    value, _ = _receive(io.BufferedReader(stream)) or (None, [])
+    assert len(batch.events) == 3
+    assert _expanded(*value) == batch
 
 
 def test_the_child_stops_when_closed() -> None:

@@ -31,6 +31,16 @@ def test_round_trip_keeps_every_field_and_the_payload_bytes() -> None:
     assert decoded.payload == payload  # never re-serialized
 
 
+def test_a_record_is_read_from_a_view_and_its_payload_copied_out() -> None:
+    """The prepare process reads a batch's records at once and decodes views of them."""
+    record = SpoolRecord(RecordKind.EVENT, 7, 3, RECEIVED, b'{"a": 1}', event_id="b" * 32)
+    batch = bytearray(b"x" + record.encode() + b"y")
+    decoded = SpoolRecord.decode(memoryview(batch)[1:-1])
+    batch[:] = b"\0" * len(batch)  # the batch's buffer is reused: the record must not change
+    assert decoded == record
+    assert type(decoded.payload) is bytes
+
+
 def test_optional_fields_stay_out_of_the_header() -> None:
     record = SpoolRecord(RecordKind.DROPPED, 1, 2, RECEIVED, b'{"transaction":1}')
     encoded = record.encode()

@@ -242,7 +242,7 @@ def _name_the_client(event: Event, record: SpoolRecord) -> None:
             event["sdk"] = sdk
 
 
-def read_records(raw: Sequence[bytes]) -> list[SpoolRecord | RecordError]:
+def read_records(raw: Sequence[bytes | memoryview]) -> list[SpoolRecord | RecordError]:
     """Each spool record decoded, or the error saying why it cannot be."""
     out: list[SpoolRecord | RecordError] = []
     for data in raw:

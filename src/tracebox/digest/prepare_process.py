@@ -8,12 +8,13 @@ core; with this child the digest writes batch N while the child prepares batch N
 
 The child is ``python -m tracebox.digest.prepare_process``, started by the parent and
 spoken to through its standard input and output: each message is a pickled value, then
-the raw records whose sizes the value lists. A request's
-value is ``(configs, projects)``: the ``ProjectConfig`` of each project the child has
-not seen at this version and the projects of the batch that still exist; its records
-are the batch's spool records. The answer's value is the ``PreparedBatch``. The child
-keeps no other state, touches no file and no database, and exits when its input closes
-(the parent stopped, or died). It imports no SQLAlchemy (``store.rows``): ~39 MB.
+the raw records whose sizes the value lists. A request's value is ``(configs,
+projects)``: the ``ProjectConfig`` of each project the child has not seen at this
+version and the projects of the batch that still exist; its records are the batch's
+spool records. The answer's value is the ``PreparedBatch``, its events as tuples
+(``_compact``). The child keeps no other state, touches no file and no database, and
+exits when its input closes (the parent stopped, or died). It imports no SQLAlchemy
+(``store.rows``): ~39 MB.
 
 Symbolication reads the database, so the parent prepares a batch itself when one of its
 projects has source map artifacts, when the child is off
@@ -23,7 +24,10 @@ projects has source map artifacts, when the child is off
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import gc
 import logging
+import operator
 import os
 import pickle
 import signal
@@ -34,6 +38,7 @@ from collections.abc import Mapping, Sequence
 from typing import IO, Any, NoReturn
 
 from tracebox.digest.prepare import PreparedBatch, Preparer, ProjectConfig, read_records
+from tracebox.store.rows import PreparedEvent
 
 log = logging.getLogger("tracebox.digest")
 
@@ -41,6 +46,15 @@ log = logging.getLogger("tracebox.digest")
 # start: a child that cannot start (or dies on every batch) must not cost a start per batch.
 RESTART_INTERVAL_S = 30.0
 STOP_TIMEOUT_S = 5.0
+# Net allocations of GC-tracked objects between two young collections (Python's default:
+# 700). A batch's rows are thousands of them (each event, its tags), so with 700 the
+# child collected ~5 times per batch of 400, each time traversing what it made since:
+# ~8 us per event (gc.callbacks, 6,000 corpus events). With 10,000 it did not collect at
+# all, a batch's rows being freed once sent; cycles, if any, are still collected.
+GC_THRESHOLD = 10_000
+# A prepared event crosses the pipe as the tuple of its fields (``_compact``).
+_EVENT_FIELDS = tuple(f.name for f in dataclasses.fields(PreparedEvent))
+_event_fields = operator.attrgetter(*_EVENT_FIELDS)
 
 
 class ChildGone(Exception):
@@ -96,9 +110,10 @@ class PrepareProcess:
             detail = f"{type(e).__name__}: {e}"
         else:
             detail = "it exited"
-        if not isinstance(answer, PreparedBatch):
+        batch, events = answer if isinstance(answer, tuple) and len(answer) == 2 else (None, [])
+        if not isinstance(batch, PreparedBatch):
             self._lost(f"no answer to a batch ({detail})")
-        return answer
+        return _expanded(batch, events)
 
     def discard(self) -> None:
         """Drop the answer to the batch in hand (its write will not happen)."""
@@ -170,12 +185,21 @@ def _send(stream: IO[bytes], value: Any, records: Sequence[bytes] = ()) -> None:
     stream.flush()
 
 
-def _receive(stream: IO[bytes]) -> tuple[Any, list[bytes]] | None:
-    """The next message (value and records), or None at the end of the stream."""
+def _receive(stream: IO[bytes]) -> tuple[Any, list[memoryview]] | None:
+    """The next message (value and records), or None at the end of the stream. The
+    records are read at once and handed out as views of those bytes: one read per
+    message, not one or two per record (the records cost the child ~2 us less each, the
+    parent writing them ~2 us less too: fewer wake-ups). ``SpoolRecord.decode`` copies
+    the payload out of its view, so the bytes go once the records are decoded."""
     if not stream.peek(1):  # type: ignore[attr-defined]
         return None
     value, sizes = pickle.load(stream)
-    return value, [_exactly(stream, size) for size in sizes]
+    data = memoryview(_exactly(stream, sum(sizes)))
+    records, start = [], 0
+    for size in sizes:
+        records.append(data[start : start + size])
+        start += size
+    return value, records
 
 
 def _exactly(stream: IO[bytes], size: int) -> bytes:
@@ -185,15 +209,39 @@ def _exactly(stream: IO[bytes], size: int) -> bytes:
     return data
 
 
+def _compact(batch: PreparedBatch) -> tuple[PreparedBatch, list[tuple[Any, ...]]]:
+    """``batch`` as it is pickled: its events as tuples of their fields. An instance is
+    pickled with its fields' names and rebuilt field by field; the tuples take ~15% less
+    CPU to pickle and, with ``_event``, ~17% less to unpickle (callgrind, 400 corpus
+    events: 33.7k -> 29.2k and 44.7k -> 37.0k instructions per event)."""
+    return dataclasses.replace(batch, events=[]), [_event_fields(e) for e in batch.events]
+
+
+def _expanded(batch: PreparedBatch, events: list[tuple[Any, ...]]) -> PreparedBatch:
+    """The batch ``_compact`` made, whole again."""
+    batch.events = [_event(fields) for fields in events]
+    return batch
+
+
+def _event(fields: tuple[Any, ...]) -> PreparedEvent:
+    """The event, rebuilt as pickle rebuilds an instance: its fields set at once, without
+    the frozen ``__init__`` (which sets them one ``object.__setattr__`` at a time)."""
+    event: PreparedEvent = object.__new__(PreparedEvent)
+    event.__dict__.update(zip(_EVENT_FIELDS, fields, strict=True))
+    return event
+
+
 def serve(requests: IO[bytes], answers: IO[bytes]) -> None:
     """The child's loop: prepare every batch it is sent, until its input ends."""
     preparer = Preparer()
     configs: dict[int, ProjectConfig] = {}
     while (request := _receive(requests)) is not None:
-        (fresh, projects), records = request
+        (fresh, projects), raw = request
+        records = read_records(raw)
+        del request, raw  # the batch's bytes, no longer needed while it is prepared
         configs.update(fresh)
         existing = {p: configs[p] for p in projects}
-        _send(answers, preparer.prepare(read_records(records), existing))
+        _send(answers, _compact(preparer.prepare(records, existing)))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -209,6 +257,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # its batch first, so this one waits for its input to close instead.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    gc.set_threshold(GC_THRESHOLD)
     answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     sys.stdout = sys.stderr  # a stray print must not corrupt the answers
     with contextlib.suppress(BrokenPipeError, EOFError):  # the parent died mid-message

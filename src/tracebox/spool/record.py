@@ -87,8 +87,10 @@ class SpoolRecord:
         return _PREFIX.pack(VERSION, len(encoded)) + encoded + self.payload
 
     @classmethod
-    def decode(cls, data: bytes) -> SpoolRecord:
-        """The record ``encode`` wrote; ``RecordError`` for anything else."""
+    def decode(cls, data: bytes | memoryview) -> SpoolRecord:
+        """The record ``encode`` wrote; ``RecordError`` for anything else. ``data`` may be
+        a view (``digest.prepare_process`` reads a batch's records at once): the payload
+        is copied out of it."""
         if data[:1] == bytes((_LEGACY_FIRST_BYTE,)):
             return _decode_legacy(data)
         if len(data) < _PREFIX.size:
@@ -106,7 +108,7 @@ class SpoolRecord:
                 project_id=project_id,
                 key_id=_integer(header["c"]),
                 received=float(header["r"]),
-                payload=data[end:],
+                payload=bytes(data[end:]),  # no second copy when data is bytes
                 client_ip=_optional_text(header.get("ip")),
                 event_id=_optional_text(header.get("id")),
                 headers=_mapping(header.get("h")),
@@ -133,7 +135,7 @@ class SpoolRecord:
             return e.project_id
 
 
-def _header(data: bytes) -> dict[str, Any]:
+def _header(data: bytes | memoryview) -> dict[str, Any]:
     try:
         header = orjson.loads(data)
     except orjson.JSONDecodeError as e:
@@ -143,11 +145,15 @@ def _header(data: bytes) -> dict[str, Any]:
     return header
 
 
+# The kinds by value: a dict lookup costs ~0.05 us, RecordKind(value) ~0.8 (per record).
+_KINDS = {kind.value: kind for kind in RecordKind}
+
+
 def _kind(value: Any, project_id: int) -> RecordKind:
-    try:
-        return RecordKind(value)
-    except ValueError:
-        raise RecordError(f"unknown spool record kind {value!r}", project_id) from None
+    kind = _KINDS.get(value) if isinstance(value, str) else None
+    if kind is None:
+        raise RecordError(f"unknown spool record kind {value!r}", project_id)
+    return kind
 
 
 def _integer(value: Any) -> int:
@@ -170,7 +176,7 @@ def _mapping(value: Any) -> Mapping[str, Any]:
     raise TypeError(f"expected an object, got {value!r}")
 
 
-def _decode_legacy(data: bytes) -> SpoolRecord:
+def _decode_legacy(data: bytes | memoryview) -> SpoolRecord:
     """A record of the previous format: ``{"kind", "project_id", "key_id", "received",
     "payload"}`` with the payload normalized at ingestion (an event, a session update, a
     list of aggregates, or the dropped counts)."""

@@ -513,13 +513,14 @@ def graceful_stop(work: Path, *, whole_group: bool) -> FaultResult:
             result.notes.append(f"processes left behind: {group_members(pid)}")
         refused = {a.status for a in load.answers if a.status not in (0, 200)}
         result.expect(not refused, f"requests answered {refused} while stopping")
-        # In-flight requests finish: only a request sent after the signal may find the
-        # listener closed (status 0); one sent before it gets its answer.
+        # In-flight requests finish: only a request written after the signal may find its
+        # connection or the listener closed (status 0); one written before it (its bytes in
+        # the server's socket) gets its answer.
         cut = [a for a in load.answers if a.status == 0 and a.sent < sent_at]
         result.expect(
             not cut,
-            f"{len(cut)} requests sent before SIGTERM got no answer "
-            f"(sent {[round(a.sent - sent_at, 3) for a in cut[:5]]} s before it)",
+            f"{len(cut)} requests written before SIGTERM got no answer "
+            f"(written {[round(a.sent - sent_at, 3) for a in cut[:5]]} s before it)",
         )
         log = server.log()
         result.expect(

@@ -69,6 +69,7 @@ def start(server: str, data_dir: Path, port: int) -> subprocess.Popen[bytes]:
             return proc  # answering: 503 only says the digest is not running (none here)
         except OSError:
             time.sleep(0.2)
+    stop(proc)  # it may be up but unreachable: a server left behind would load later runs
     raise RuntimeError(f"{server} did not start: {(data_dir / f'{server}.log').read_text()}")
 
 

@@ -55,12 +55,14 @@ class Surface(Mount):
 
 
 class DirectSurface(Protocol):
-    """A surface that is a whole ASGI app, error boundary included."""
+    """A surface that answers its requests whole, error boundary included."""
 
-    def claims(self, scope: Scope) -> bool:
-        """Whether this HTTP request is the surface's (decided by its path alone)."""
+    def claims(self, scope: Scope) -> Any:
+        """What the surface reads in this HTTP request's path when the request is its
+        own (decided by the path alone), else None."""
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None: ...
+    async def serve(self, claim: Any, scope: Scope, receive: Receive, send: Send) -> None:
+        """Answer a request it claimed, given what ``claims`` returned."""
 
 
 class DirectFirst(Starlette):
@@ -72,8 +74,9 @@ class DirectFirst(Starlette):
         self.direct = direct
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and self.direct.claims(scope):
-            await self.direct(scope, receive, send)
+        claim = self.direct.claims(scope) if scope["type"] == "http" else None
+        if claim is not None:
+            await self.direct.serve(claim, scope, receive, send)
         else:
             await super().__call__(scope, receive, send)
 

@@ -7,10 +7,12 @@ import time
 import pytest
 
 from tests.inprocess import Api, exception_event
+from tracebox.api.timefmt import iso
 from tracebox.models import Project, User
 from tracebox.store import digest as store_digest
 
 HOUR = 3600
+DAY = 86400
 
 
 @pytest.fixture
@@ -76,20 +78,26 @@ def test_filters_sorts_and_hourly_counts(api: Api, owner: User, project: Project
 
 def test_details_events_and_latest(api: Api, owner: User, project: Project) -> None:
     now = time.time()
+    # The two recent events fall in today's UTC day whatever the hour: a run in the first
+    # minutes after midnight once put them in two different days.
+    today = now - now % DAY
+    latest_at, earlier_at = today + (now - today) / 2, today + (now - today) / 4
     api.events(
         project,
-        exception_event(event_id="1" * 32, timestamp=now - 2 * 86400, release="web@1.0.0"),
+        exception_event(event_id="1" * 32, timestamp=now - 2 * DAY, release="web@1.0.0"),
         exception_event(
-            event_id="2" * 32, timestamp=now - 60, release="web@2.0.0", tags={"browser": "Chrome"}
+            event_id="2" * 32, timestamp=latest_at, release="web@2.0.0", tags={"browser": "Chrome"}
         ),
-        exception_event(event_id="3" * 32, timestamp=now - 120, release="web@2.0.0"),
+        exception_event(event_id="3" * 32, timestamp=earlier_at, release="web@2.0.0"),
     )
     token = api.token(owner)
     [error] = api.call("GET", errors_url(project), token).json()
     details = api.call("GET", errors_url(project, f"/{error['id']}"), token).json()
     assert (details["first_release"], details["last_release"]) == ("web@1.0.0", "web@2.0.0")
-    counts = [d["count"] for d in details["frequency_30d"]]
-    assert len(counts) == 30 and counts[-1] == 2 and counts[-3] == 1
+    # Looked up by day, so a midnight between the events and this request moves nothing.
+    daily = {d["time"]: d["count"] for d in details["frequency_30d"]}
+    assert len(daily) == 30 and sum(daily.values()) == 3
+    assert daily[iso(today)] == 2 and daily[iso(today - 2 * DAY)] == 1
     browser = next(t for t in details["tags"] if t["key"] == "browser")
     assert browser["total"] == 3
     assert browser["top_values"] == [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import time
 import zlib
 from collections.abc import Iterator
 
@@ -137,7 +138,10 @@ def test_rejected_input_leaves_accepted_data_intact(ingest: Ingest) -> None:
 
 @pytest.fixture
 def limited(settings: Settings, db: Database) -> Iterator[Ingest]:
-    yield from make_ingest(settings.model_copy(update={"rate_limit_events_per_minute": 3}), db)
+    # The limit counts per minute of the clock: one that stands still, so the minute
+    # cannot end between the requests that fill it and the one it refuses.
+    limited = settings.model_copy(update={"rate_limit_events_per_minute": 3})
+    yield from make_ingest(limited, db, limits_at=time.time())
 
 
 def test_rate_limit_at_and_past_the_limit(limited: Ingest) -> None:

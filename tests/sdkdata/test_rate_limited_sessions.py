@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,7 +25,10 @@ SAMPLE = Path(__file__).parents[1] / "samples" / "rust-0.49.5" / "01-envelope.js
 
 @pytest.fixture
 def limited(settings: Settings, db: Database) -> Iterator[Ingest]:
-    yield from make_ingest(settings.model_copy(update={"rate_limit_events_per_minute": 1}), db)
+    # The limit counts per minute of the clock: one that stands still, so the minute
+    # cannot end between the requests that fill it and the one it refuses.
+    limited = settings.model_copy(update={"rate_limit_events_per_minute": 1})
+    yield from make_ingest(limited, db, limits_at=time.time())
 
 
 def rust_first_envelope() -> bytes:

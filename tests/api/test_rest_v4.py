@@ -4,10 +4,13 @@ pagination headers, tokens and members."""
 from __future__ import annotations
 
 import datetime as dt
+import time
+from types import SimpleNamespace
 
 import pytest
 
 from tests.inprocess import Api
+from tracebox.accounts import personal_tokens
 from tracebox.models import AccessLevel, Project, User
 
 
@@ -91,14 +94,20 @@ def test_client_keys_as_spec_4_1(api: Api, owner: User, project: Project) -> Non
     assert (again.status_code, again.json()) == (404, {"message": "404 Client Key Not Found"})
 
 
-def test_tokens_api(api: Api, owner: User) -> None:
+def test_tokens_api(api: Api, owner: User, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Tokens are issued at this moment: the default expiry and its cap are counted from
+    # its UTC day, which a midnight between the requests and this test's own reading of
+    # the date would otherwise move on by one.
+    issued_at = time.time()
+    monkeypatch.setattr(personal_tokens, "time", SimpleNamespace(time=lambda: issued_at))
     token = api.token(owner)
     r = api.call(
         "POST", "/api/v4/personal_access_tokens", token, json={"name": "ci", "scopes": ["read_api"]}
     )
     assert r.status_code == 201
     made = r.json()
-    year = (dt.datetime.now(dt.UTC).date() + dt.timedelta(days=365)).isoformat()
+    today = dt.datetime.fromtimestamp(issued_at, dt.UTC).date()
+    year = (today + dt.timedelta(days=365)).isoformat()
     assert made["expires_at"] == year and made["token"].startswith("tbpat-")
     too_far = (dt.date.fromisoformat(year) + dt.timedelta(days=1)).isoformat()
     r = api.call(

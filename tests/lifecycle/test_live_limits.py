@@ -39,6 +39,12 @@ print(json.dumps(held))
 """
 
 
+# The live server reads the real clock, and a quota counts per minute, hour or UTC day of
+# it: the window ends during a run only at a UTC midnight with a day's, at every hour with
+# an hour's. (The server has no clock a test could hold still.)
+DAY_QUOTA = 86400
+
+
 def set_quota(db: Database, project_id: int, *limits: Quota) -> None:
     with db.write() as conn:
         quotas.put(conn, project_id, limits, SpikeProtection())
@@ -59,7 +65,9 @@ def test_the_real_python_sdk_backs_off_on_429(
     live_server: LiveServer, db: Database, settings: Settings
 ) -> None:
     project, key = live_server.create_project("acme/sdk")
-    set_quota(db, project["id"], Quota("error", 3600, 1))
+    # A day's quota (see DAY_QUOTA): an hour's ended during the run in the last second of
+    # any hour and let a second message through.
+    set_quota(db, project["id"], Quota("error", DAY_QUOTA, 1))
     dsn = live_server.dsn(key["public_key"], project["id"])
 
     done = subprocess.run(
@@ -92,7 +100,7 @@ def test_a_quota_holds_across_two_web_workers_within_ten_percent(
     server = start_server(settings, workers=2)
     try:
         project, key = server.create_project("acme/busy")
-        set_quota(db, project["id"], Quota("error", 3600, 200))
+        set_quota(db, project["id"], Quota("error", DAY_QUOTA, 200))
         url = f"{server.url}/api/{project['id']}/store/"
         auth = {"X-Sentry-Auth": f"Sentry sentry_key={key['public_key']}"}
 

@@ -28,7 +28,7 @@ from typing import Any
 
 from sqlalchemy import Connection, insert, text
 
-from tracebox.store import Database, projects
+from tracebox.store import Database, engine, projects
 from tracebox.store import digest as store_digest
 from tracebox.store.tables import errors
 
@@ -48,11 +48,19 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--batches", type=int, default=120, help="per run; the first third warms up")
     p.add_argument("--rounds", type=int, default=2, help="runs of every batch size, alternating")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument(
+        "--wal-autocheckpoint",
+        type=int,
+        metavar="PAGES",
+        help="checkpoint every PAGES pages instead of Tracebox's setting (what if)",
+    )
     return p.parse_args()
 
 
 def main() -> int:
     args = parse_args()
+    if args.wal_autocheckpoint is not None:
+        engine.SQLITE_WAL_AUTOCHECKPOINT_PAGES = args.wal_autocheckpoint  # read per connection
     print(f"{platform.processor() or platform.machine()}, Python {platform.python_version()}")
     print("CPU per event (us) of a batch's writes, by batch size:")
     print("batch  events  tags  commit  tag rows per event")

@@ -3,12 +3,14 @@
 The database is a real Tracebox one (``Database.migrate``: the schema, 16 KiB pages, WAL,
 the checkpoint every 100 pages) holding 1,000 errors. Each batch inserts its events (a
 4.3 KB payload each, the ingest benchmark's mean stored size) and upserts their tag counts
-with the digest's own statement (``store.digest``'s ``error_tags`` upsert), 13 tags per
+with the digest's own statements (``store.digest``'s events insert and ``error_tags``
+upsert), 13 tags per
 event as the ingest benchmark's corpus has: three of them per user (5,000 users), so
 mostly new rows, the others mostly counted again. It prints the CPU per event of the
 inserts, the tag upserts and the commit (which runs the checkpoint), for each batch size,
-and then the per-row cost of the upsert alone with and without the search index
-``ix_error_tags_search``. Not a test: run it by hand (bench/README.md).
+and then the per-row cost of the upsert alone, with and without the search index
+``ix_error_tags_search``, and of a plain ``UPDATE`` or ``INSERT`` instead. Not a test:
+run it by hand (bench/README.md).
 
     .venv/bin/python bench/tag_rows_bench.py
     .venv/bin/python bench/tag_rows_bench.py --batch-sizes 162 480 --batches 120
@@ -22,6 +24,8 @@ import random
 import shutil
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,10 +40,6 @@ ERRORS = 1_000
 USERS = 5_000
 PAYLOAD_BYTES = 4_300
 Row = tuple[Any, ...]
-_INSERT_EVENT = (
-    "INSERT INTO events (project_id, error_id, event_id, timestamp, received_at, level, payload)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?)"
-)
 
 
 def parse_args() -> argparse.Namespace:
@@ -66,8 +66,8 @@ def main() -> int:
     print("batch  events  tags  commit  tag rows per event")
     for _ in range(args.rounds):
         for size in args.batch_sizes:
-            with _database() as db:
-                figures = _batches(db, size, args.batches, random.Random(args.seed))
+            with _database() as handle:
+                figures = _batches(handle, size, args.batches, random.Random(args.seed))
             print(
                 f"{size:5d}  {figures['events']:6.1f}  {figures['tags']:4.1f}"
                 f"  {figures['commit']:6.1f}  {figures['rows']:.1f}"
@@ -91,14 +91,15 @@ class _Handle:
     first_error: int  # the errors' ids are first_error .. first_error + ERRORS - 1
 
 
-class _database:
-    """A migrated SQLite database in a temporary directory, with one project."""
-
-    def __enter__(self) -> _Handle:
-        self.work = Path(tempfile.mkdtemp(prefix="tracebox-tag-rows-"))
-        self.db = Database(f"sqlite:///{self.work / 'tracebox.sqlite3'}")
-        self.db.migrate()
-        with self.db.write() as conn:
+@contextmanager
+def _database() -> Iterator[_Handle]:
+    """A migrated SQLite database in a temporary directory, with one project and its
+    ``ERRORS`` errors."""
+    work = Path(tempfile.mkdtemp(prefix="tracebox-tag-rows-"))
+    db = Database(f"sqlite:///{work / 'tracebox.sqlite3'}")
+    try:
+        db.migrate()
+        with db.write() as conn:
             project = projects.create(conn, "bench/tag-rows", "tag rows")
             now = time.time()
             conn.execute(
@@ -117,11 +118,10 @@ class _database:
                 ],
             )
             first = conn.execute(text("SELECT min(id) FROM errors")).scalar_one()
-        return _Handle(self.db, project.id, first)
-
-    def __exit__(self, *_: object) -> None:
-        self.db.dispose()
-        shutil.rmtree(self.work, ignore_errors=True)
+        yield _Handle(db, project.id, first)
+    finally:
+        db.dispose()
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def _tags(rng: random.Random, error: int) -> list[tuple[str, str]]:
@@ -155,8 +155,9 @@ def _batches(handle: _Handle, size: int, batches: int, rng: random.Random) -> di
         counts: dict[tuple[int, str, str], Row] = {}
         for _ in range(size):
             error = first_error + rng.randrange(ERRORS)
+            event_id = rng.randbytes(16).hex()
             event_rows.append(
-                (project_id, error, rng.randbytes(16).hex(), now, now, "error", payload)
+                (project_id, error, event_id, now, now, "error", None, None, None, payload)
             )
             for key, value in _tags(rng, error):
                 n = counts[error, key, value][4] if (error, key, value) in counts else 0
@@ -164,9 +165,7 @@ def _batches(handle: _Handle, size: int, batches: int, rng: random.Random) -> di
         tag_rows = [counts[k] for k in sorted(counts)]
         with db.write() as conn:
             t0 = time.process_time()
-            conn.exec_driver_sql(
-                _INSERT_EVENT, event_rows
-            )  # as the digest: the driver's executemany
+            store_digest._INSERT_EVENTS.execute(conn, sorted(event_rows))  # the digest's own
             t1 = time.process_time()
             store_digest._ADD_TAGS.execute(conn, tag_rows)  # the digest's own statement
             t2 = time.process_time()

@@ -4,8 +4,11 @@ serve`` runs) and Granian (``pip install granian``), same app, same load.
 Only the web server runs (no digest: the spool takes the events), with one worker
 process, so the figure is the web worker's CPU per event and what it acknowledges.
 Each server gets the same phases: a warm-up, a closed loop, an open loop at ``--rate``.
+``floor`` is uvicorn serving ``null_app.py`` instead of Tracebox: what the HTTP server,
+the event loop and the sockets cost alone.
 
     .venv/bin/python bench/http_server_bench.py --servers uvicorn granian --rounds 2
+    .venv/bin/python bench/http_server_bench.py --servers uvicorn floor --rounds 2
 """
 
 from __future__ import annotations
@@ -37,6 +40,11 @@ COMMANDS = {
         "-m", "granian", "--interface", "asgi", "--factory", "--loop", "uvloop",
         "--http", "1", "--no-ws", "--workers", "1", "--log-level", "warning",
         "tracebox.app:create_app_from_env",
+    ],
+    # uvicorn as "uvicorn" runs it, serving bench/null_app.py: the HTTP floor
+    "floor": [
+        "-m", "uvicorn", "null_app:app", "--app-dir", str(Path(__file__).parent),
+        "--loop", "uvloop", "--http", "httptools", "--no-access-log", "--log-level", "warning",
     ],
 }  # fmt: skip
 

@@ -194,6 +194,15 @@ class RssSampler:
 
 def cpu_seconds(pids: list[int]) -> dict[int, float]:
     """User + system CPU seconds each process has used so far (fields 14 and 15 of stat)."""
+    return {pid: (user + system) / CLOCK_TICKS for pid, (user, system) in _ticks(pids).items()}
+
+
+def system_cpu_seconds(pids: list[int]) -> dict[int, float]:
+    """The system (kernel) part of ``cpu_seconds``: syscalls such as socket I/O and fsync."""
+    return {pid: system / CLOCK_TICKS for pid, (_, system) in _ticks(pids).items()}
+
+
+def _ticks(pids: list[int]) -> dict[int, tuple[int, int]]:
     out = {}
     for pid in pids:
         try:
@@ -201,7 +210,7 @@ def cpu_seconds(pids: list[int]) -> dict[int, float]:
                 fields = f.read().rpartition(b")")[2].split()
         except OSError:
             continue
-        out[pid] = (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+        out[pid] = (int(fields[11]), int(fields[12]))
     return out
 
 

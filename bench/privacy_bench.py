@@ -12,19 +12,17 @@ figure next to the rest of the digest's per-event CPU. Not a test: run it by han
 from __future__ import annotations
 
 import argparse
-import gzip
 import platform
 import statistics
 import time
 from collections.abc import Callable
 from typing import Any
 
-import corpus
 import orjson
+from prepare_stages import normalized, payloads
 
 from tracebox import grouping, privacy
 from tracebox.privacy import IpMode, PrivacySettings
-from tracebox.protocol.envelope import parse_envelope
 from tracebox.protocol.event import normalize_event
 
 ALL_RULES = PrivacySettings(
@@ -43,13 +41,7 @@ def parse_args() -> argparse.Namespace:
 
 
 def events(count: int, seed: int) -> list[dict[str, Any]]:
-    built = corpus.build(count, seed=seed, processes=1)
-    out = []
-    for body in built.bodies:
-        envelope = parse_envelope(gzip.decompress(body), max_items=10)
-        raw = orjson.loads(envelope.items[0].payload)
-        out.append(normalize_event(raw, received_at=time.time(), client_ip="203.0.113.7"))
-    return out
+    return [normalized(payload) for payload in payloads(count, seed)]
 
 
 def per_event_us(

@@ -1,0 +1,98 @@
+"""CPU per event of each stage of the digest's preparing, in the order the digest runs
+them (``digest.prepare``): parse, normalize, scrub, in-app marks and grouping, summary,
+tags, payload encoding (orjson, then zstd without a dictionary).
+
+Builds the ingest benchmark's corpus (``corpus.py``), takes each envelope's event
+payload as the spool holds it, and times every stage alone over all events, as CPU time
+(``time.process_time``) with the garbage collector off (the prepare process collects
+rarely: ``prepare_process.GC_THRESHOLD``); the lowest of ``--repeat`` passes is kept.
+Each stage gets the output of the one before, as in the digest. Not a test: run it by
+hand, alternating two trees with ``PYTHONPATH`` to compare them,
+
+    PYTHONPATH=src .venv/bin/python bench/prepare_stages.py --events 1500 --repeat 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import gzip
+import platform
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import corpus
+import orjson
+
+from tracebox import grouping, privacy
+from tracebox.grouping.inapp import mark_sdk_frames
+from tracebox.protocol.envelope import parse_envelope
+from tracebox.protocol.event import normalize_event, summarize
+from tracebox.protocol.tags import event_tags
+from tracebox.store.payloads import PayloadEncoder
+
+
+def parse_args() -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--events", type=int, default=1500, help="events in the corpus")
+    p.add_argument("--repeat", type=int, default=5, help="timed passes per stage")
+    p.add_argument("--seed", type=int, default=7)
+    return p.parse_args()
+
+
+def payloads(count: int, seed: int) -> list[bytes]:
+    """Each corpus envelope's event payload, as ingest spools it."""
+    built = corpus.build(count, seed=seed, processes=1)
+    return [
+        bytes(parse_envelope(gzip.decompress(body), max_items=10).items[0].payload)
+        for body in built.bodies
+    ]
+
+
+def normalized(payload: bytes) -> dict[str, Any]:
+    return normalize_event(orjson.loads(payload), received_at=time.time(), client_ip="203.0.113.7")
+
+
+def grouped(event: dict[str, Any]) -> grouping.Grouping:
+    mark_sdk_frames(event)
+    return grouping.calculate(event)
+
+
+def cpu_us(work: Callable[[Any], Any], inputs: list[Any], repeat: int) -> tuple[float, list[Any]]:
+    """The lowest CPU microseconds per input over ``repeat`` passes, and the outputs."""
+    best, outputs = float("inf"), []
+    for _ in range(repeat):
+        start = time.process_time()
+        outputs = [work(x) for x in inputs]
+        best = min(best, time.process_time() - start)
+    return best / len(inputs) * 1e6, outputs
+
+
+def main() -> None:
+    args = parse_args()
+    raw = payloads(args.events, args.seed)
+    print(f"{len(raw)} events, mean {statistics.fmean(map(len, raw)):,.0f} B as sent")
+    print(f"python {platform.python_version()}, {platform.processor() or platform.machine()}")
+    encoder = PayloadEncoder()
+    gc.disable()
+    rows = []
+    parse, _ = cpu_us(orjson.loads, raw, args.repeat)
+    rows.append(("parse (orjson)", parse))
+    total, events = cpu_us(normalized, raw, args.repeat)
+    rows.append(("normalize (without the parse)", total - parse))
+    scrub, events = cpu_us(privacy.scrub, events, args.repeat)
+    rows.append(("scrub, default settings", scrub))
+    rows.append(("in-app marks and grouping", cpu_us(grouped, events, args.repeat)[0]))
+    rows.append(("summary", cpu_us(summarize, events, args.repeat)[0]))
+    rows.append(("tags", cpu_us(lambda e: tuple(event_tags(e)), events, args.repeat)[0]))
+    rows.append(("encode (orjson + zstd)", cpu_us(encoder.encode, events, args.repeat)[0]))
+    gc.enable()
+    for name, us in rows:
+        print(f"  {name:32} {us:7.1f} us/event")
+    print(f"  {'all':32} {sum(us for _, us in rows):7.1f} us/event")
+
+
+if __name__ == "__main__":
+    main()

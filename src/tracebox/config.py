@@ -88,7 +88,11 @@ class Settings(BaseSettings):
     # spool's filesystem: room for the SQLite database and its WAL to keep digesting,
     # which is what frees the spool again.
     spool_min_free_bytes: int = Field(default=128 * MIB, ge=0)
-    spool_commit_interval_ms: float = 2.0  # group commit: longest wait to batch fsyncs
+    # Group commit: the longest an append waits for as many others as the last fsync had,
+    # so that they share the next one (one request at a time never waits). Each fsync costs the
+    # web worker ~0.15 ms of kernel CPU here: 8 ms instead of 2 cut its CPU per event by
+    # ~20-25% under load, for ~4 ms more median latency (docs/performance.md, issue 10).
+    spool_commit_interval_ms: float = 8.0
     digest_batch_size: int = 500  # spool records per digest transaction
     # ... and at most about this many bytes of them (at the last batch's mean record size):
     # a batch's events are parsed all at once, so this bounds the digest's memory (issue

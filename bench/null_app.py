@@ -34,6 +34,7 @@ _HEADERS = [(b"content-type", b"application/json")]
 _GZIP_WBITS = 31
 _HEADER_BYTES = 512  # an envelope header holds the event id, the DSN and sent_at
 DOES = frozenset(filter(None, os.environ.get("NULL_APP_DOES", "").split(",")))
+_SETTINGS = Settings()  # read once: building Settings costs milliseconds
 _spool: SpoolWriter | None = None
 
 
@@ -54,7 +55,7 @@ async def app(
     answer = b"{}"
     if body:
         if "inflate" in DOES:
-            data = decompress(body, "gzip", max_bytes=Settings().max_envelope_decompressed_bytes)
+            data = decompress(body, "gzip", max_bytes=_SETTINGS.max_envelope_decompressed_bytes)
         else:
             data = zlib_ng.decompressobj(_GZIP_WBITS).decompress(body, _HEADER_BYTES)
         answer = orjson.dumps({"id": orjson.loads(data.split(b"\n", 1)[0]).get("event_id")})
@@ -71,7 +72,7 @@ async def _lifespan(
     await receive()  # lifespan.startup
     directory = Path(tempfile.mkdtemp(prefix="tracebox-null-app-"))
     if "spool" in DOES:
-        s = Settings()
+        s = _SETTINGS
         _spool = SpoolWriter(
             directory / "spool",
             segment_bytes=s.spool_segment_bytes,

@@ -72,12 +72,11 @@ async def _lifespan(
     await receive()  # lifespan.startup
     directory = Path(tempfile.mkdtemp(prefix="tracebox-null-app-"))
     if "spool" in DOES:
-        s = _SETTINGS
         _spool = SpoolWriter(
             directory / "spool",
-            segment_bytes=s.spool_segment_bytes,
+            segment_bytes=_SETTINGS.spool_segment_bytes,
             max_undigested_bytes=1 << 40,
-            commit_interval_s=s.spool_commit_interval_ms / 1000,
+            commit_interval_s=_SETTINGS.spool_commit_interval_ms / 1000,
             retry_after=1,
         )
         await _spool.start()

@@ -4,11 +4,10 @@ The database is a real Tracebox one (``Database.migrate``: the schema, 16 KiB pa
 the checkpoint every 100 pages) holding 1,000 errors. Each batch inserts its events (a
 4.3 KB payload each, the ingest benchmark's mean stored size) and upserts their tag counts
 with the digest's own statements (``store.digest``'s events insert and ``error_tags``
-upsert), 13 tags per
-event as the ingest benchmark's corpus has: three of them per user (5,000 users), so
-mostly new rows, the others mostly counted again. It prints the CPU per event of the
-inserts, the tag upserts and the commit (which runs the checkpoint), for each batch size,
-and then the per-row cost of the upsert alone, with and without the search index
+upsert), 13 tags per event as the ingest benchmark's corpus has: three of them per user
+(5,000 users), so mostly new rows, the others mostly counted again. It prints the CPU
+per event of the inserts, the tag upserts and the commit (which runs the checkpoint), for
+each batch size, and then the per-row cost of the upsert alone, with and without the search index
 ``ix_error_tags_search``, and of a plain ``UPDATE`` or ``INSERT`` instead. Not a test:
 run it by hand (bench/README.md).
 

@@ -48,8 +48,8 @@ bench: install
 bench-quick: install
 	$(BIN)/python bench/ingest_bench.py --warmup 500 --events 15000 --rate 0 --max-seconds 60
 
-## Fails when the server's CPU per event grew >15% against bench/cpu_baseline.json (not in
-## make test: on a shared 2-core machine contention alone moves it that much; see bench/README.md).
+## Fails when the server's CPU per event grew >15% against the build bench/cpu_baseline.json was
+## recorded on, the two run in turns here (~3 min; not in make test: see bench/README.md).
 bench-check: install
 	$(BIN)/python bench/check_regression.py
 

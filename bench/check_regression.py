@@ -120,11 +120,13 @@ def main() -> int:
 
 
 def paired(rev: str, pairs: int) -> int:
-    """This checkout against ``rev``, ``pairs`` runs each, in turns (``rev`` first)."""
+    """This checkout against ``rev``, ``pairs`` runs each, in turns (each side first in
+    every other pair)."""
     figures: dict[str, list[float]] = {"ref": [], "head": []}
     with checkout(rev) as ref:
         for i in range(pairs):
-            for side, src in (("ref", ref / "src"), ("head", ROOT / "src")):
+            sides = [("ref", ref / "src"), ("head", ROOT / "src")]
+            for side, src in sides if i % 2 == 0 else reversed(sides):  # no side always first
                 f = cpu_per_event(quick_run(src))
                 figures[side].append(f["server"])
                 print(

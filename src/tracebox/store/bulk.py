@@ -4,9 +4,10 @@ many rows with one statement per batch on both databases.
 ``RowsInsert`` is an ``INSERT ... ON CONFLICT`` of many rows. On SQLite it is one
 ``executemany`` of a statement compiled once, handed to the driver as tuples (sqlite3
 runs the loop in C; SQLAlchemy's per-row parameter processing cost more than the
-inserts). On PostgreSQL it is one ``INSERT ... SELECT FROM unnest(arrays)``: one
-statement parsed and planned once per batch, whatever its number of rows, instead of
-one execution per row (or a statement with tens of thousands of parameters).
+inserts). On PostgreSQL it is one ``INSERT ... SELECT FROM json_to_recordset(rows)``
+(``json_recordset``): one statement parsed and planned once per batch, whatever its
+number of rows, instead of one execution per row (or a statement with tens of thousands
+of parameters), its rows written as one JSON text by ``orjson``.
 """
 
 from __future__ import annotations
@@ -23,16 +24,20 @@ from sqlalchemy import (
     Column,
     ColumnElement,
     Connection,
+    LargeBinary,
     String,
     Table,
+    Text,
     any_,
     bindparam,
+    cast,
+    column,
     func,
     select,
     tuple_,
 )
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.types import TypeDecorator
+from sqlalchemy.types import TypeDecorator, TypeEngine
 
 CHUNK = 400  # keys per IN (...) query: 800 parameters for pairs, well within limits
 
@@ -48,7 +53,7 @@ def rows_matching(
 ) -> list[tuple[Any, ...]]:
     """``key`` and ``columns`` of the rows whose ``key`` pair is one of ``keys``.
 
-    PostgreSQL: one statement whatever the number of keys (two arrays, unnest()).
+    PostgreSQL: one statement whatever the number of keys (``json_recordset``).
     SQLite: the keys as a ``VALUES`` list joined to the table per ``CHUNK`` keys, its
     text made once per chunk size (SQLAlchemy's expanding IN rendered every key's
     parameters anew on each call: more CPU than the lookup). Not ``(a, b) IN (VALUES
@@ -57,9 +62,8 @@ def rows_matching(
     if not keys:
         return []
     if conn.dialect.name == "postgresql":
-        first, second = zip(*keys, strict=True)
-        arrays = {"k_0": list(first), "k_1": list(second)}
-        return [tuple(row) for row in conn.execute(_matching_postgresql(key, columns), arrays)]
+        stmt, rows = _matching_postgresql(key, columns)
+        return [tuple(row) for row in conn.execute(stmt, {"rows": rows(keys)})]
     keys = list(dict.fromkeys(keys))  # a join answers a key once per time it is asked
     found: list[tuple[Any, ...]] = []
     for start in range(0, len(keys), CHUNK):
@@ -109,12 +113,49 @@ def _matching_sqlite(
 @lru_cache(maxsize=64)
 def _matching_postgresql(
     key: tuple[Column[Any], Column[Any]], columns: tuple[Column[Any], ...]
-) -> Any:
+) -> tuple[Any, Callable[[Sequence[tuple[Any, ...]]], str]]:
+    """The statement, and how to write the keys for its ``rows``."""
     # Strings unbounded: a cast to varchar(n) would cut a longer key to a false match.
     types = [String() if isinstance(c.type, String) else c.type for c in key]
-    arrays = [bindparam(f"k_{i}", type_=postgresql.ARRAY(t)) for i, t in enumerate(types)]
-    wanted = func.unnest(*arrays).table_valued("k_0", "k_1").render_derived()
-    return select(*key, *columns).where(tuple_(*key).in_(select(wanted.c.k_0, wanted.c.k_1)))
+    wanted = json_recordset([("k_0", types[0]), ("k_1", types[1])])
+    stmt = select(*key, *columns).where(tuple_(*key).in_(select(wanted.c.k_0, wanted.c.k_1)))
+    return stmt, json_rows(("k_0", "k_1"), types)
+
+
+def json_recordset(columns: Sequence[tuple[str, TypeEngine[Any]]]) -> Any:
+    """PostgreSQL: the rows bound as ``rows`` (the text ``json_rows`` makes) as a table of
+    ``columns``: ``json_to_recordset(CAST(:rows AS JSON)) AS anon(name type, ...)``.
+
+    Why not ``unnest`` of one array per column: psycopg dumps a list into an array
+    element by element in Python, with quoting and escaping; with 160 events a batch that
+    was a fifth of the digest's CPU on PostgreSQL (``ListDumper._dump_list``, py-spy,
+    docs/performance.md). ``orjson`` writes the same rows in C."""
+    rows = cast(bindparam("rows", type_=Text()), postgresql.JSON)
+    typed = [column(name, type_) for name, type_ in columns]
+    return func.json_to_recordset(rows).table_valued(*typed).render_derived(with_types=True)
+
+
+def json_rows(
+    names: Sequence[str], types: Sequence[TypeEngine[Any]]
+) -> Callable[[Sequence[tuple[Any, ...]]], str]:
+    """A function that writes rows (tuples in ``names`` order) as ``json_recordset`` reads
+    them: a JSON array of objects, ``bytes`` in PostgreSQL's hex form of ``bytea``."""
+    binary = [i for i, t in enumerate(types) if isinstance(t, LargeBinary)]
+
+    def text(rows: Sequence[tuple[Any, ...]]) -> str:
+        if binary:
+            rows = [_hex_bytes(row, binary) for row in rows]
+        return orjson.dumps([dict(zip(names, row, strict=True)) for row in rows]).decode()
+
+    return text
+
+
+def _hex_bytes(row: tuple[Any, ...], at: Sequence[int]) -> tuple[Any, ...]:
+    values = list(row)
+    for i in at:
+        if values[i] is not None:
+            values[i] = "\\x" + values[i].hex()
+    return tuple(values)
 
 
 class SqliteStatement:
@@ -174,9 +215,7 @@ class RowsInsert:
         if not rows:
             return []
         if conn.dialect.name == "postgresql":
-            values = zip(*rows, strict=True)
-            arrays = {f"a_{c}": list(v) for c, v in zip(self.columns, values, strict=True)}
-            result = conn.execute(self._postgresql, arrays)
+            result = conn.execute(self._postgresql, {"rows": self._json(rows)})
             return [tuple(r) for r in result] if self.returning else []
         self._sqlite.executemany(conn, rows)
         return []
@@ -199,11 +238,12 @@ class RowsInsert:
         return set(keys) - taken
 
     @cached_property
+    def _json(self) -> Callable[[Sequence[tuple[Any, ...]]], str]:
+        return json_rows(self.columns, [self.table.c[c].type for c in self.columns])
+
+    @cached_property
     def _postgresql(self) -> Any:
-        arrays = [
-            bindparam(f"a_{c}", type_=postgresql.ARRAY(self.table.c[c].type)) for c in self.columns
-        ]
-        source = func.unnest(*arrays).table_valued(*self.columns).render_derived()
+        source = json_recordset([(c, self.table.c[c].type) for c in self.columns])
         stmt = postgresql.insert(self.table).from_select(
             list(self.columns), select(*(source.c[c] for c in self.columns))
         )

@@ -21,14 +21,18 @@ from sqlalchemy import (
     and_,
     bindparam,
     case,
-    column,
-    func,
     select,
 )
-from sqlalchemy.dialects import postgresql
 
 from tracebox.store import error_hashes
-from tracebox.store.bulk import CHUNK, RowsInsert, SqliteStatement, rows_matching
+from tracebox.store.bulk import (
+    CHUNK,
+    RowsInsert,
+    SqliteStatement,
+    json_recordset,
+    json_rows,
+    rows_matching,
+)
 from tracebox.store.error_hashes import ErrorIdCache
 from tracebox.store.rows import PreparedEvent
 from tracebox.store.tables import errors
@@ -200,9 +204,7 @@ def update_errors(
             )
         )
     if conn.dialect.name == "postgresql":
-        values = zip(*rows, strict=True)
-        arrays = {f"a_{name}": list(v) for (name, _), v in zip(_BATCH, values, strict=True)}
-        conn.execute(_UPDATE_POSTGRESQL, arrays)
+        conn.execute(_UPDATE_POSTGRESQL, {"rows": _BATCH_JSON(rows)})
     else:
         _UPDATE_SQLITE.executemany(conn, rows)
 
@@ -239,7 +241,7 @@ _BATCH: tuple[tuple[str, Any], ...] = (
 
 def _error_update(b: Any) -> Any:
     """The UPDATE of one error from the batch's values ``b`` (bind parameters on SQLite,
-    the columns of an unnest() on PostgreSQL)."""
+    the columns of a ``json_recordset`` on PostgreSQL)."""
     newer = b["last_ts"] >= errors.c.last_seen
     return (
         errors.update()
@@ -264,14 +266,11 @@ def _error_update(b: Any) -> Any:
     )
 
 
-def _update_postgresql() -> Any:
-    arrays = [bindparam(f"a_{name}", type_=postgresql.ARRAY(t)) for name, t in _BATCH]
-    batch = func.unnest(*arrays).table_valued(*(column(n, t) for n, t in _BATCH))
-    return _error_update(batch.render_derived().c)
+_BATCH_JSON = json_rows([name for name, _ in _BATCH], [t for _, t in _BATCH])
 
 
 _UPDATE_SQLITE = SqliteStatement(
     _error_update({name: bindparam(f"b_{name}", type_=t) for name, t in _BATCH}),
     [f"b_{name}" for name, _ in _BATCH],
 )
-_UPDATE_POSTGRESQL = _update_postgresql()
+_UPDATE_POSTGRESQL = _error_update(json_recordset(_BATCH).c)

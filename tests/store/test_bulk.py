@@ -13,7 +13,13 @@ from sqlalchemy.dialects import sqlite
 from tests.store.test_digest_store import make_event, new_project
 from tracebox.store import Database
 from tracebox.store import digest as store_digest
-from tracebox.store.bulk import CHUNK, SqliteStatement, _matching_sqlite, rows_matching
+from tracebox.store.bulk import (
+    CHUNK,
+    SqliteStatement,
+    _matching_sqlite,
+    json_rows,
+    rows_matching,
+)
 from tracebox.store.tables import error_hashes, error_hourly, error_users, errors, events
 
 
@@ -106,3 +112,52 @@ def test_rows_matching_answers_a_key_asked_twice_once(db: Database) -> None:
     keys = [(pid, f"{0:032x}"), (pid, f"{1:032x}"), (pid, f"{0:032x}"), (pid, "absent")]
     with db.read() as conn:
         assert sorted(rows_matching(conn, pair, keys)) == [(pid, f"{0:032x}"), (pid, f"{1:032x}")]
+
+
+AWKWARD = 'quote " backslash \\ newline \n tab \t {brace} [x] é ü 🙂 \u2028 -- ;'
+
+
+def test_batch_rows_with_awkward_text_and_bytes_are_stored_exactly(db: Database) -> None:
+    """On PostgreSQL a batch's rows go as one JSON text (``json_recordset``): every
+    character and byte must come back as it was sent."""
+    pid = new_project(db)
+    payload = bytes(range(256)) * 3
+    batch = [
+        make_event(pid, 1, title=AWKWARD, value=AWKWARD, culprit=AWKWARD, payload=payload),
+        make_event(
+            pid,
+            2,
+            grouping_hash="b" * 32,
+            environment=None,
+            release=None,
+            user_key=None,
+            payload=b"",
+        ),
+    ]
+    with db.write() as conn:
+        store_digest.write_events(conn, batch)
+    with db.read() as conn:
+        stored = conn.execute(
+            sa.select(events.c.event_id, events.c.payload, events.c.environment)
+            .where(events.c.project_id == pid)
+            .order_by(events.c.event_id)
+        ).all()
+        error = conn.execute(
+            sa.select(errors.c.title, errors.c.culprit).where(
+                errors.c.project_id == pid, errors.c.grouping_hash == "a" * 32
+            )
+        ).one()
+    assert [(r.event_id, bytes(r.payload), r.environment) for r in stored] == [
+        (f"{1:032x}", payload, "production"),
+        (f"{2:032x}", b"", None),
+    ]
+    assert tuple(error) == (AWKWARD, AWKWARD)
+
+
+def test_a_row_json_cannot_hold_is_a_database_refusal() -> None:
+    """The digest sets aside what the database refuses (``SQLAlchemyError``); a row that
+    cannot be written as JSON must take that path, not stop the digest."""
+    write = json_rows(("a",), [sa.Text()])
+    assert write([("ok",)]) == '[{"a":"ok"}]'
+    with pytest.raises(sa.exc.SQLAlchemyError):
+        write([("\ud800",)])

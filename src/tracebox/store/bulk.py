@@ -37,6 +37,7 @@ from sqlalchemy import (
     tuple_,
 )
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import StatementError
 from sqlalchemy.types import TypeDecorator, TypeEngine
 
 CHUNK = 400  # keys per IN (...) query: 800 parameters for pairs, well within limits
@@ -145,7 +146,12 @@ def json_rows(
     def text(rows: Sequence[tuple[Any, ...]]) -> str:
         if binary:
             rows = [_hex_bytes(row, binary) for row in rows]
-        return orjson.dumps([dict(zip(names, row, strict=True)) for row in rows]).decode()
+        try:
+            return orjson.dumps([dict(zip(names, row, strict=True)) for row in rows]).decode()
+        except orjson.JSONEncodeError as e:
+            # As a database refusal: the digest then writes the batch record by record and
+            # sets aside the one that fails, instead of retrying the whole batch forever.
+            raise StatementError("a row cannot be written as JSON", None, None, e) from e
 
     return text
 

@@ -7,6 +7,11 @@ Three steps, the middle one run once per implementation (``PYTHONPATH`` chooses 
     PYTHONPATH=src .venv/bin/python bench/privacy_equality.py run /tmp/in.pkl /tmp/b
     .venv/bin/python bench/privacy_equality.py compare /tmp/a /tmp/b
 
+``sent`` compares, in one tree, scrubbing each input as a payload an SDK sent
+(``privacy.scrub_sent``) with scrubbing it once normalized:
+
+    PYTHONPATH=src .venv/bin/python bench/privacy_equality.py sent /tmp/in.pkl
+
 The inputs are the benchmark corpus, the privacy tests' sample event and random events
 (``tests/privacy``'s strategies), and mutants of the corpus with secrets, sensitive keys
 and odd strings planted in them; each is scrubbed under every settings variant below. The
@@ -244,15 +249,116 @@ def compare(a_path: str, b_path: str) -> int:
     return 1 if differ else 0
 
 
+def sent_against_normalized(inputs_path: str) -> int:
+    """Each input as a payload an SDK sent: scrubbed as sent (``privacy.scrub_sent``, then
+    parsed and normalized) against normalized, then scrubbed (what the digest does when
+    the payload is refused). Counts the refusals; prints the inputs that differ."""
+    from tracebox.protocol.event import normalize_event
+
+    with open(inputs_path, "rb") as f:
+        inputs: dict[str, list[dict[str, Any]]] = pickle.load(f)
+
+    def normalized(raw: dict[str, Any]) -> dict[str, Any]:
+        return normalize_event(raw, received_at=1.0, client_ip="203.0.113.7", event_id="a" * 32)
+
+    def canonical(event: dict[str, Any]) -> bytes:
+        remarks = event.get("_scrubbed", {})
+        text = {k: sorted(v) for k, v in remarks.get("text", {}).items()}
+        return orjson.dumps(
+            {**event, "_scrubbed": {**remarks, "text": text}}, option=orjson.OPT_SORT_KEYS
+        )
+
+    total = refused = unfit = more_remarks = more_filtered = 0
+    differ: list[tuple[str, str, int]] = []
+    less: list[tuple[str, str, int]] = []  # where scrubbing as sent filtered less: a leak
+    for variant, settings in VARIANTS.items():
+        for name, events in inputs.items():
+            for i, event in enumerate(events):
+                total += 1
+                sent = privacy.scrub_sent(orjson.dumps(event), settings)
+                if sent is None:
+                    refused += 1
+                    continue
+                raw = orjson.loads(sent.payload)
+                if not sent.fits(raw):
+                    unfit += 1
+                    continue
+                fast = sent.finish(normalized(raw))
+                slow = privacy.scrub(normalized(event), settings)
+                if canonical(fast) == canonical(slow):
+                    continue
+                fast_remarks, slow_remarks = fast.pop("_scrubbed", {}), slow.pop("_scrubbed", {})
+                if fast == slow and _within(slow_remarks, fast_remarks):
+                    more_remarks += 1  # what normalization drops had secrets too
+                elif _more_filtered(slow, fast):
+                    more_filtered += 1  # ... and a secret learned there is filtered here
+                else:
+                    differ.append((variant, name, i))
+                    if _filtered_less(slow, fast):
+                        less.append((variant, name, i))
+    print(
+        f"{total} payloads: {refused} refused, {unfit} not fitting, {len(differ)} differ; "
+        f"equal but with more remarks {more_remarks}, more filtered {more_filtered} "
+        "(secrets in what normalization drops or rewrites)"
+    )
+    print(f"of which {len(less)} filtered less than scrubbing once normalized (must be 0)")
+    for where in (less or differ)[:10]:
+        print("  ", where)
+    return 1 if less else 0
+
+
+def _more_filtered(slow: Any, fast: Any) -> bool:
+    """Whether ``fast`` is ``slow`` with more values filtered, and nothing else changed."""
+    if fast == slow:
+        return True
+    if isinstance(fast, str) and privacy.FILTERED in fast:
+        return True
+    if isinstance(fast, dict) and isinstance(slow, dict) and fast.keys() == slow.keys():
+        return all(_more_filtered(slow[k], fast[k]) for k in fast)
+    if isinstance(fast, list) and isinstance(slow, list) and len(fast) == len(slow):
+        return all(_more_filtered(a, b) for a, b in zip(slow, fast, strict=True))
+    return False
+
+
+def _filtered_less(slow: Any, fast: Any) -> bool:
+    """Whether a string that ``slow`` filters is in ``fast``, at the same place, unfiltered
+    (but for null, true and false, which normalization turns into strings where it wants
+    one, a header's value: as sent, they are kept, saying only that something was set)."""
+    if isinstance(slow, str):
+        kept = fast in ("null", "true", "false")
+        return (
+            privacy.FILTERED in slow
+            and isinstance(fast, str)
+            and privacy.FILTERED not in fast
+            and not kept
+        )
+    if isinstance(slow, dict) and isinstance(fast, dict):
+        return any(_filtered_less(v, fast[k]) for k, v in slow.items() if k in fast)
+    if isinstance(slow, list) and isinstance(fast, list):
+        return any(_filtered_less(a, b) for a, b in zip(slow, fast, strict=False))
+    return False
+
+
+def _within(less: dict[str, Any], more: dict[str, Any]) -> bool:
+    """Whether every remark of ``less`` is in ``more``."""
+    keys = less.get("keys", {}).items() <= more.get("keys", {}).items()
+    text = all(
+        set(v) <= set(more.get("text", {}).get(k, ())) for k, v in less.get("text", {}).items()
+    )
+    return keys and text and less.get("fields") == more.get("fields")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("step", choices=("inputs", "run", "compare"))
+    p.add_argument("step", choices=("inputs", "run", "compare", "sent"))
     p.add_argument("paths", nargs="+")
     args = p.parse_args()
     if args.step == "inputs":
         make_inputs(args.paths[0])
     elif args.step == "run":
         scrub_all(args.paths[0], args.paths[1])
+    elif args.step == "sent":
+        sys.exit(sent_against_normalized(args.paths[0]))
     else:
         sys.exit(compare(args.paths[0], args.paths[1]))
 

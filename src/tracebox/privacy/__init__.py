@@ -4,6 +4,8 @@ Pure: rules in, scrubbed event out, no I/O. ``scrub(event, settings)`` takes a n
 event (docs/design.md) and returns a scrubbed copy in which every value a rule matched is
 ``[Filtered]`` (or, for IP addresses, anonymised or removed), plus the remarks that say
 by which rule, in ``event["_scrubbed"]`` (``read_remarks`` reads them back for display).
+``scrub_sent(payload, settings)`` does the same to the payload as the SDK sent it, before
+it is parsed and normalized (what the digest does when it can: cheaper).
 The rules and settings are described in docs/privacy.md.
 """
 
@@ -14,7 +16,7 @@ from typing import Any
 
 from tracebox.privacy.remarks import ScrubRecord, read_remarks
 from tracebox.privacy.rules import FILTERED, RULES, Rule
-from tracebox.privacy.scrubber import REMARKS_KEY, Scrubber
+from tracebox.privacy.scrubber import REMARKS_KEY, Scrubber, Sent
 from tracebox.privacy.settings import (
     DEFAULT_SETTINGS,
     InvalidSetting,
@@ -32,8 +34,10 @@ __all__ = [
     "PrivacySettings",
     "Rule",
     "ScrubRecord",
+    "Sent",
     "read_remarks",
     "scrub",
+    "scrub_sent",
     "scrubber_for",
 ]
 
@@ -48,13 +52,23 @@ def scrubber_for(settings: PrivacySettings) -> Scrubber:
 
 def scrub(event: dict[str, Any], settings: PrivacySettings = DEFAULT_SETTINGS) -> dict[str, Any]:
     """``event`` scrubbed by ``settings``; the input is not changed."""
+    return _scrubber(settings).scrub(event)
+
+
+def scrub_sent(payload: bytes, settings: PrivacySettings = DEFAULT_SETTINGS) -> Sent | None:
+    """An event's JSON payload, as the SDK sent it, scrubbed by ``settings`` before it is
+    parsed (``Scrubber.scrub_sent``); None: parse and normalize it, then ``scrub`` it."""
+    return _scrubber(settings).scrub_sent(payload)
+
+
+def _scrubber(settings: PrivacySettings) -> Scrubber:
     global _last
     last = _last  # one read: the pair stays consistent if another thread replaces it
     if last is not None and last[0] is settings:  # a batch mostly has one project's rules
-        return last[1].scrub(event)
+        return last[1]
     scrubber = scrubber_for(settings)
     _last = (settings, scrubber)
-    return scrubber.scrub(event)
+    return scrubber
 
 
 # The last settings and their scrubber: skips hashing the settings for every event.

@@ -26,7 +26,13 @@ import orjson
 
 from tracebox.privacy.keys import SAFE, KeyMatcher
 from tracebox.privacy.rules import CREDIT_CARD, FILTERED
-from tracebox.privacy.text import TextScrubber, is_card_number
+from tracebox.privacy.text import (
+    BOUNDED_ANCHORS,
+    FOLD,
+    SENT_MARKS,
+    TextScrubber,
+    is_card_number,
+)
 
 _FILTERED_JSON = orjson.dumps(FILTERED)
 _NUMBER_END = re.compile(rb"[^\s,\]}]*")
@@ -39,10 +45,11 @@ _WS = b" \t\r\n"
 # What it adds to the plain punctuation rules out most words in source lines and file
 # names: a pair's name is a list's first item, so what follows its "," is never a key
 # ('"requests/sessions.py","abs_path":'); "token = await ..." is not name=value. The
-# possessive runs take what ``_name_position``'s loops take, without backtracking.
+# possessive runs take what ``_name_position``'s loops take, without backtracking. Blanks
+# between a string and its ":" or "," are JSON's own (in a payload as an SDK sent it).
 _NAME_TAIL = re.compile(
     rb"[A-Za-z0-9_\-.\[\]]*+[ \t]*+"
-    rb"(?:\"(?::|,(?!\"(?:[^\"\\]|\\[\x00-\xff])*\":))"
+    rb"(?:\"[ \t\r\n]*+(?::|,(?![ \t\r\n]*+\"(?:[^\"\\]|\\[\x00-\xff])*\"[ \t\r\n]*:))"
     rb"|\\[\x00-\xff][ \t]*[=:]|'[ \t]*[=:]"
     rb"|(?<![ \t])=[>=]?[^ \t]|=[>=]?[ \t]*[\\']|:)"
 )
@@ -113,12 +120,43 @@ class BlobScrubber:
     def edits(self, blob: bytes, remarks: Remarks, *, keyed: bool) -> list[Edit]:
         """The edits that apply every rule to ``blob``: sorted, disjoint (begin, end,
         replacement) spans."""
+        return self._edits(blob, self.text.matches(blob), remarks, keyed, [])
+
+    def sent_edits(self, payload: bytes, remarks: Remarks) -> tuple[list[Edit], list[str]] | None:
+        """``edits`` of an event as an SDK sent it, and the top-level fields whose key
+        rules were skipped (``modules``, ``sdk``; the caller checks, once the payload is
+        parsed, that they were top-level). None when the payload must be parsed and
+        normalized first: a character in it is escaped (a rule would see ``\\u0041``
+        where the event has a letter), a log message's ``params`` are in it
+        (normalization fills them into the message), or a skipped field appears twice."""
+        unkeyed: list[str] = []
+        try:
+            edits = self._edits(payload, self.text.sent_matches(payload), remarks, True, unkeyed)
+        except _Refused:
+            return None
+        return edits, unkeyed
+
+    def _edits(
+        self,
+        blob: bytes,
+        matches: list[tuple[int, int, int]],
+        remarks: Remarks,
+        keyed: bool,
+        unkeyed: list[str],
+    ) -> list[Edit]:
         text = self.text
         tail = text.name_tail
+        marks = len(tail)  # indexes from here on are SENT_MARKS (only in sent_matches)
         edits: list[Edit] = []
         done = 0
-        for index, start, _ in text.matches(blob):
+        keyless_until = 0  # the end of a top-level field whose key rules are skipped
+        for index, start, end in matches:
             if start < done:
+                continue
+            if index >= marks:
+                keyless_until = max(
+                    keyless_until, _sent_mark(blob, index - marks, start, end, unkeyed)
+                )
                 continue
             # Most candidates are a sensitive word in prose or code ("session" in a file
             # name): one regex call rules out those not followed by what a name needs.
@@ -126,7 +164,8 @@ class BlobScrubber:
             if ends is not None and _NAME_TAIL.match(blob, start + ends) is None:
                 continue
             if text.worth(blob, start, index):
-                done = max(done, self._decide(blob, start, edits, remarks, keyed))
+                here = keyed and start >= keyless_until
+                done = max(done, self._decide(blob, start, edits, remarks, here))
         return edits
 
     def forget_learned(self, blob: bytes, remarks: Remarks) -> bytes:
@@ -148,7 +187,7 @@ class BlobScrubber:
                 at = blob.find(needle, at + len(needle))
         for opening in sorted(tokens):
             closing = _string_end(blob, opening)
-            if blob[closing + 1 : closing + 2] == b":":
+            if blob[_skip_ws(blob, closing + 1) : _skip_ws(blob, closing + 1) + 1] == b":":
                 continue  # a key: names stay
             if self.keys.rule(_owner_name(blob, opening) or "") == SAFE:
                 continue  # the value of a safe field
@@ -206,6 +245,64 @@ class BlobScrubber:
             edits.append((pos, end, _FILTERED_JSON))
             r.add_text(FILTERED, [CREDIT_CARD])
         return end
+
+
+class _Refused(Exception):
+    """A payload that ``sent_edits`` cannot scrub as sent."""
+
+
+_KEYLESS = {2: "modules", 3: "sdk"}  # SENT_MARKS' indexes of the fields key rules skip
+# Escapes that Go's encoder writes for "&", "<" and ">": no rule's pattern holds them. But
+# the rules see the escape's last digit before what follows, where the event has "&": a
+# pattern that needs no letter or digit before it would not be found there.
+_HARMLESS_ESCAPES = frozenset((b"\\u0026", b"\\u003c", b"\\u003e", b"\\u003C", b"\\u003E"))
+_LONGEST_ANCHOR = max(map(len, BOUNDED_ANCHORS))
+
+
+def _sent_mark(blob: bytes, mark: int, start: int, end: int, unkeyed: list[str]) -> int:
+    """Handle ``SENT_MARKS[mark]``, found at ``blob[start:end]``: refuse the payload, or
+    return the end of a field whose key rules are skipped (0 for any other mark)."""
+    if mark == 0:  # an escape: harmless if no pattern could start right after it
+        after = blob[start + 6 : start + 6 + _LONGEST_ANCHOR].translate(FOLD)
+        # (nor in its digits, which fold to "0" as a card's do: a card after "& ")
+        near = after[:1] in b"0 -" or after.startswith(BOUNDED_ANCHORS)
+        if blob[start : start + 6] in _HARMLESS_ESCAPES and not near:
+            return 0
+        raise _Refused
+    if blob[start:end] != SENT_MARKS[mark]:
+        return 0  # "PARAMS", "SDK": folded to a mark, but no field normalization reads
+    if mark == 1:
+        raise _Refused
+    colon = _skip_ws(blob, end)
+    if blob[colon : colon + 1] != b":":
+        return 0  # a string, not a key
+    if _KEYLESS[mark] in unkeyed:
+        raise _Refused
+    unkeyed.append(_KEYLESS[mark])
+    return _object_end(blob, _skip_ws(blob, colon + 1))
+
+
+_STRINGS = re.compile(rb'"[^"]*"')
+
+
+def _object_end(blob: bytes, at: int) -> int:
+    """``_value_end``, in a few C calls for an object without escapes (a ``modules`` of
+    hundreds of strings) instead of a Python step per string: the first "}" after which
+    the brackets outside strings balance (the quotes before it pair up: none is escaped)."""
+    if blob[at : at + 1] == b"{":
+        close = at
+        for _ in range(64):
+            close = blob.find(b"}", close + 1)
+            if close == -1:
+                break
+            chunk = blob[at : close + 1]
+            if b"\\" in chunk:
+                break
+            if chunk.count(b'"') % 2 == 0:
+                bare = _STRINGS.sub(b"", chunk)
+                if bare.count(b"{") + bare.count(b"[") == bare.count(b"}") + bare.count(b"]"):
+                    return close + 1
+    return _value_end(blob, at)
 
 
 def _owner_name(blob: bytes, opening: int) -> str | None:
@@ -335,4 +432,6 @@ def _value_end(blob: bytes, at: int) -> int:
 
 def _hideable(value: bytes) -> bool:
     """Null, booleans and empty values say only whether something was set: kept."""
+    if len(value) < 8:  # "[ ]" as an SDK may send it is "[]"
+        value = b"".join(value.split())
     return value not in (b"null", b"true", b"false", b'""', b"[]", b"{}")

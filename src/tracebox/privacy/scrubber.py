@@ -4,11 +4,17 @@ derives (the formatted log message), then IP handling, then the remarks.
 Key rules apply everywhere except inside ``modules`` and ``sdk`` (package names such as
 ``authlib`` are not secrets); text rules apply to every string, keys included. A safe
 field's value is kept whole, its children too. The input event is never changed.
+
+``scrub_sent`` applies the same rules to an event's payload as the SDK sent it, before it
+is parsed: the digest then parses the scrubbed payload, normalizes it and ``finish``es it
+(IP handling, the remarks), and neither serializes the event for the scan nor parses the
+edited fields again (docs/design.md "Where privacy scrubbing runs").
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -16,14 +22,31 @@ import orjson
 
 from tracebox.privacy import ip
 from tracebox.privacy.blob import BlobScrubber, Edit, Remarks, spliced, text_id
-from tracebox.privacy.keys import KeyMatcher
+from tracebox.privacy.keys import SAFE, KeyMatcher
 from tracebox.privacy.rules import FILTERED, IP_ANONYMIZED, IP_REMOVED, SENSITIVE_KEY, normalize_key
 from tracebox.privacy.settings import IpMode, PrivacySettings
-from tracebox.privacy.text import TextScrubber
+from tracebox.privacy.text import SENT_MARKS, TextScrubber
 
 REMARKS_KEY = "_scrubbed"  # in the stored payload: Remarks.as_json()
 _NO_KEY_RULES = ("modules", "sdk")
 _MIN_ECHO_CHARS = 4  # a filtered param shorter than this is not searched for in the message
+# The keys whose values normalization checks (protocol.event): a value filtered before
+# normalization may be dropped or changed where the normalized one is filtered, so a
+# project whose rules filter one of them (an additional name "user"...) is not scrubbed as
+# sent. The default rules filter none of them.
+_NORMALIZED_KEYS = (
+    *("event_id", "timestamp", "received", "platform", "level", "environment", "tags"),
+    *("logger", "transaction", "server_name", "release", "dist", "culprit", "fingerprint"),
+    *("logentry", "message", "params", "formatted", "contexts", "extra", "modules", "sdk"),
+    *("debug_meta", "exception", "threads", "stacktrace", "request", "breadcrumbs", "user"),
+    *("values", "type", "value", "module", "mechanism", "thread_id", "frames", "filename"),
+    *("abs_path", "function", "raw_function", "package", "context_line", "lineno", "colno"),
+    *("in_app", "pre_context", "post_context", "vars", "instruction_addr", "symbol_addr"),
+    *("image_addr", "id", "name", "state", "crashed", "current", "main", "held_locks"),
+    *("url", "method", "headers", "category", "data", "email", "username", "ip_address"),
+    *("sentry.interfaces.Exception", "sentry.interfaces.Stacktrace", "sentry.interfaces.Http"),
+    *("sentry.interfaces.User", "sentry.interfaces.Message"),
+)
 
 Path = list[str | int]
 
@@ -34,7 +57,11 @@ class Scrubber:
     def __init__(self, settings: PrivacySettings) -> None:
         self.settings = settings
         keys = KeyMatcher(settings)
-        self.blob = BlobScrubber(keys, TextScrubber(keys, defaults=settings.scrub_data))
+        text = TextScrubber(keys, defaults=settings.scrub_data)
+        self.blob = BlobScrubber(keys, text)
+        hidden = any(_overlaps(p, mark) for p in text.patterns for mark in SENT_MARKS)
+        typed = any(keys.rule(key) not in (None, SAFE) for key in _NORMALIZED_KEYS)
+        self._sent = not hidden and not typed
 
     def scrub(self, event: dict[str, Any]) -> dict[str, Any]:
         remarks = Remarks()
@@ -49,10 +76,29 @@ class Scrubber:
             for part, found in zip(parts, edits, strict=True):
                 self._reload(part, found, out, remarks)
             _echoed_params(event, out, remarks)
-        _ips(out, self.settings, remarks)
-        if remarks:
-            out[REMARKS_KEY] = remarks.as_json()
-        return out
+        return _finished(out, self.settings, remarks)
+
+    def scrub_sent(self, payload: bytes) -> Sent | None:
+        """``payload``, an event as an SDK sent it (JSON), with the rules of ``scrub``
+        applied, or None when the event must be parsed and normalized first, then
+        ``scrub``bed (``BlobScrubber.sent_edits`` says when; a project whose additional
+        names could hide what it must see, too). What normalization does not keep
+        (an unknown field, a string's end past its length limit) is scrubbed too, and a
+        secret learned there is filtered elsewhere: never less than ``scrub``, at times
+        more."""
+        remarks = Remarks()
+        if not self.settings.scrub_data:
+            return Sent(payload, remarks, [], self.settings)
+        if not self._sent:
+            return None
+        found = self.blob.sent_edits(payload, remarks)
+        if found is None:
+            return None
+        edits, unkeyed = found
+        scrubbed = spliced(payload, edits)
+        if remarks.learned:
+            scrubbed = self.blob.forget_learned(scrubbed, remarks)
+        return Sent(scrubbed, remarks, unkeyed, self.settings)
 
     def _reload(self, part: _Part, found: list[Edit], out: dict[str, Any], r: Remarks) -> None:
         """Put the values of ``part`` that ``found`` and the learned secrets (if any) change
@@ -75,6 +121,52 @@ class Scrubber:
                 out.update(orjson.loads(after))
             return
         out.update({part.items[i][0]: orjson.loads(value) for i, value in changed.items()})
+
+
+@dataclass
+class Sent:
+    """A payload scrubbed by ``Scrubber.scrub_sent``: parse it, check it ``fits``,
+    normalize it, ``finish`` it."""
+
+    payload: bytes
+    remarks: Remarks
+    unkeyed: list[str]  # the fields whose key rules were skipped: top-level ones?
+    settings: PrivacySettings
+
+    def fits(self, raw: dict[str, Any]) -> bool:
+        """Whether the payload, parsed, has at its top level every field whose key rules
+        were skipped; if not, one of them was nested, and the event must be ``scrub``bed
+        after normalization instead."""
+        return all(name in raw for name in self.unkeyed)
+
+    def finish(self, event: dict[str, Any]) -> dict[str, Any]:
+        """The normalized event with IP handling done and the remarks in it."""
+        event.pop(REMARKS_KEY, None)
+        return _finished(event, self.settings, self.remarks)
+
+
+def _finished(event: dict[str, Any], settings: PrivacySettings, remarks: Remarks) -> dict[str, Any]:
+    _ips(event, settings, remarks)
+    if remarks:
+        event[REMARKS_KEY] = remarks.as_json()
+    return event
+
+
+def _overlaps(pattern: bytes, mark: bytes) -> bool:
+    """Whether a match of ``pattern`` could hide ``mark`` from the automaton's pass, or
+    the other way round: one inside the other, or the end of one the start of the other,
+    beyond a lone '"' or ':' (in valid JSON a string's closing quote never meets an
+    opening one, nor a key's ':' a second ':')."""
+    if mark == b"\\u":  # followed by four hex digits, folded to "0" and "a"-"f"
+        ends = pattern.endswith(b"\\") or (pattern[:1] == b"u" and pattern[1:2] in b"0abcdef")
+        return ends or mark in pattern
+    if pattern in mark or mark in pattern:
+        return True
+    for a, b in ((pattern, mark), (mark, pattern)):
+        for size in range(1, min(len(a), len(b))):
+            if a[-size:] == b[:size] and a[-size:] not in (b'"', b":"):
+                return True
+    return False
 
 
 class _Part:

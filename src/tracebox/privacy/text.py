@@ -49,6 +49,11 @@ _KEY_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012
 # benchmark corpus, bench/privacy_bench.py); it costs some memory per project's rules.
 _DFA = ahocorasick_rs.Implementation.DFA
 _WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+# What scrubbing a payload as sent (``BlobScrubber.sent_edits``) must also find in it: an
+# escape, a log message's params, the two top-level fields that key rules skip. Matched
+# after the rules' own patterns, by the same pass; none of them can overlap a rule's
+# pattern in valid JSON (their quotes are a key's or a string's own).
+SENT_MARKS = (b"\\u", b'"params"', b'"modules"', b'"sdk"')
 
 
 @dataclass(frozen=True)
@@ -127,6 +132,9 @@ _ANCHORS: dict[str, tuple[_Kind | None, ...]] = {
     **{a: (_CARD,) for a in ("0" * 13, "0000 0000 0000 0", "0000-0000-0000-0")},
     **{a: (_CARD,) for a in ("0000 000000 0000", "0000-000000-0000")},
 }
+# The anchors of the patterns that need a non-word character before them (in JSON text, a
+# letter right after an escape such as \u0026 is one: ``BlobScrubber.sent_edits``).
+BOUNDED_ANCHORS = tuple(a.encode() for a, k in _ANCHORS.items() if any(x and x.boundary for x in k))
 _SEPARATORS = ("", "_", "-", ".", " ")
 _COMPOUNDS = {  # default words whose parts are often separated: api_key, api-key...
     "apikey": ("api", "key"),
@@ -187,6 +195,7 @@ class TextScrubber:
             if self.patterns
             else None
         )
+        self._sent: ahocorasick_rs.BytesAhoCorasick | None = None  # built when first used
 
     def candidates(self, data: bytes) -> list[tuple[int, int]]:
         """(start, pattern index) of every candidate in ``data``, in order."""
@@ -198,6 +207,14 @@ class TextScrubber:
         if self.automaton is None:
             return []
         return self.automaton.find_matches_as_indexes(data.translate(FOLD))
+
+    def sent_matches(self, data: bytes) -> list[tuple[int, int, int]]:
+        """``matches`` with ``SENT_MARKS`` too: a mark's index is ``len(patterns)`` plus
+        its place in ``SENT_MARKS``."""
+        if self._sent is None:
+            marks = [*self.patterns, *SENT_MARKS]
+            self._sent = ahocorasick_rs.BytesAhoCorasick(marks, implementation=_DFA)
+        return self._sent.find_matches_as_indexes(data.translate(FOLD))
 
     def worth(self, data: bytes, start: int, index: int) -> bool:
         """Whether a candidate in a JSON document can lead anywhere, judged on its bytes
@@ -285,6 +302,7 @@ class TextScrubber:
 
 _FOLD_STR = str.maketrans("0123456789", "0000000000")
 _QUOTES = (0x5C, 0x27)  # a backslash (an escaped double quote inside a JSON string), "'"
+_BLANKS = b" \t\r\n"
 
 
 def _name_position(data: bytes, start: int, end: int) -> bool:
@@ -300,11 +318,16 @@ def _name_position(data: bytes, start: int, end: int) -> bool:
         at += 1
     char = data[at] if at < len(data) else 0
     if char == 0x22:  # the end of the JSON string: a key, or a pair's name
-        follows = data[at + 1 : at + 2]
+        after = at + 1
+        while after < len(data) and data[after] in _BLANKS:  # JSON's own, as an SDK sent it
+            after += 1
+        follows = data[after : after + 1]
         if follows == b":":
             return True
-        opening = data.rfind(b'"', 0, start)
-        return follows == b"," and opening > 0 and data[opening - 1] == 0x5B
+        before = data.rfind(b'"', 0, start) - 1  # before the opening quote
+        while before > 0 and data[before] in _BLANKS:
+            before -= 1
+        return follows == b"," and before >= 0 and data[before] == 0x5B
     if char in _QUOTES:  # 'name': ..., \"name\": ... (a quoted name in text)
         at += 2 if char == 0x5C else 1
         while at < high and data[at] in (0x20, 0x09):

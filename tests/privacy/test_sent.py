@@ -170,9 +170,27 @@ def test_the_digest_scrubs_every_payload_one_way_or_the_other(payload: bytes) ->
     assert "_scrubbed" in stored
 
 
+def test_a_payload_cut_or_garbled_anywhere_is_refused_or_scrubbed() -> None:
+    """Scrubbing as sent expects JSON; whatever else it gets, it never raises."""
+    payload = orjson.dumps(
+        {
+            "extra": {"password": SECRET, "note": 'say "hi" token=abc', "n": 4111111111111111},
+            "request": {"headers": [["Cookie", "a=b"]], "url": "https://u:p@x.test/"},
+            "sdk": {"name": "x", "packages": [{"name": "a"}]},
+            "modules": {"authlib": "1"},
+        }
+    )
+    for cut in range(len(payload)):
+        privacy.scrub_sent(payload[:cut])
+    for at in range(len(payload)):
+        for byte in b'"\\{}[]:, 0':
+            privacy.scrub_sent(payload[:at] + bytes([byte]) + payload[at + 1 :])
+
+
 def test_a_payload_that_is_not_json_is_still_set_aside_as_such() -> None:
     for payload, reason in (
         (b'{"password": "x"', "invalid_json"),
+        (b'{"extra":{"password":"zq41', "invalid_json"),  # the scrubber finds no string end
         (b'["password"]', "not_an_object"),
     ):
         record = SpoolRecord(RecordKind.EVENT, 1, 1, time.time(), payload, IP, ID).encode()
@@ -197,3 +215,30 @@ def test_a_scrub_as_sent_that_broke_the_json_loses_nothing(
     stored = prepared(b'{"extra":{"password":"' + SECRET.encode() + b'"}}')
     assert stored["extra"] == {"password": FILTERED}
     assert "broke its JSON" in caplog.text
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.text('ab"\\\\ 4', max_size=8), st.integers(0, 99)), max_size=12))
+def test_the_quotes_before_an_offset_are_counted_from_the_last_one_asked(values: list[Any]) -> None:
+    """``_Strings`` counts the quotes before each offset from the one asked before it; every
+    answer is the one a count from the start of the document gives."""
+    from tracebox.privacy.blob import _quote_before, _Strings
+
+    blob = orjson.dumps(values)
+    inside = [False] * len(blob)
+    opening = -1
+    at = 0
+    while at < len(blob):  # a plain walk: which offsets are inside which string
+        if opening >= 0 and blob[at] == 0x5C:
+            inside[at] = inside[at + 1] = True
+            at += 2
+            continue
+        if blob[at] == 0x22:
+            opening = at if opening < 0 else -1
+        elif opening >= 0:
+            inside[at] = True
+        at += 1
+    strings = _Strings(blob)
+    for pos in (p for p in range(1, len(blob)) if blob[p] != 0x22):  # asked at digits
+        expected = _quote_before(blob, pos) if inside[pos] else None
+        assert strings.opening(pos) == expected, (blob, pos)

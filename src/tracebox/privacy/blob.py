@@ -150,6 +150,7 @@ class BlobScrubber:
         edits: list[Edit] = []
         done = 0
         keyless_until = 0  # the end of a top-level field whose key rules are skipped
+        strings = _Strings(blob)
         for index, start, end in matches:
             if start < done:
                 continue
@@ -165,7 +166,7 @@ class BlobScrubber:
                 continue
             if text.worth(blob, start, index):
                 here = keyed and start >= keyless_until
-                done = max(done, self._decide(blob, start, edits, remarks, here))
+                done = max(done, self._decide(blob, start, edits, remarks, here, strings))
         return edits
 
     def forget_learned(self, blob: bytes, remarks: Remarks) -> bytes:
@@ -179,9 +180,10 @@ class BlobScrubber:
         tokens: dict[int, list[str]] = {}
         for secret, rule in remarks.learned.items():
             needle = orjson.dumps(secret)[1:-1]
+            strings = _Strings(blob)
             at = blob.find(needle)
             while at != -1:
-                opening = _opening_quote(blob, at)  # None: digits of a bare number
+                opening = strings.opening(at)  # None: digits of a bare number
                 if opening is not None:
                     tokens.setdefault(opening, []).append(rule)
                 at = blob.find(needle, at + len(needle))
@@ -199,13 +201,19 @@ class BlobScrubber:
         return edits
 
     def _decide(
-        self, blob: bytes, pos: int, edits: list[tuple[int, int, bytes]], r: Remarks, keyed: bool
+        self,
+        blob: bytes,
+        pos: int,
+        edits: list[tuple[int, int, bytes]],
+        r: Remarks,
+        keyed: bool,
+        strings: _Strings,
     ) -> int:
         """Decide the place ``pos``; return the offset up to which the text is decided."""
         if blob[pos] == 0x22:  # '"': an exact-word pattern starts at the key's quote
             pos += 1
         if 0x30 <= blob[pos] <= 0x39:  # a card's digits: in a string, or a number
-            opening = _opening_quote(blob, pos)
+            opening = strings.opening(pos)
             if opening is None:
                 return self._number(blob, pos, edits, r)
         else:  # letters and punctuation of valid JSON are only ever inside strings
@@ -358,11 +366,29 @@ def _string_end(blob: bytes, opening: int) -> int:
         at = quote + 1
 
 
-def _opening_quote(blob: bytes, pos: int) -> int | None:
-    """The opening quote of the string ``pos`` is in, or None when ``pos`` is outside
-    every string: the unescaped quotes before it are counted (an odd count: inside)."""
-    quotes = blob.count(b'"', 0, pos) - _escaped_quotes(blob, pos)
-    return _quote_before(blob, pos) if quotes % 2 else None
+class _Strings:
+    """Where the string around an offset of a JSON document opens, for offsets asked in
+    increasing order (else counted again from the start): the unescaped quotes before the
+    offset are counted from the last offset asked, so that a document of many numbers
+    costs its size once, not once per number."""
+
+    def __init__(self, blob: bytes) -> None:
+        self.blob = blob
+        self.at = 0  # the quotes before this offset are counted
+        self.quotes = 0
+
+    def opening(self, pos: int) -> int | None:
+        """The opening quote of the string ``pos`` is in, or None when ``pos`` is outside
+        every string (an odd count of unescaped quotes before it: inside)."""
+        blob = self.blob
+        if pos < self.at:
+            self.at = self.quotes = 0
+        start = self.at  # a run of backslashes is counted whole: from where it begins
+        while start > 0 and blob[start - 1] == 0x5C:
+            start -= 1
+        self.quotes += blob.count(b'"', self.at, pos) - _escaped_quotes(blob, start, pos)
+        self.at = pos
+        return _quote_before(blob, pos) if self.quotes % 2 else None
 
 
 def _quote_before(blob: bytes, pos: int) -> int:
@@ -375,12 +401,12 @@ def _quote_before(blob: bytes, pos: int) -> int:
         at = quote
 
 
-def _escaped_quotes(blob: bytes, pos: int) -> int:
-    """Quotes before ``pos`` preceded by an odd run of backslashes (inclusion-exclusion
-    over runs of 1, 2, 3... backslashes)."""
+def _escaped_quotes(blob: bytes, start: int, pos: int) -> int:
+    """Quotes between ``start`` and ``pos`` preceded by an odd run of backslashes that
+    begins at or after ``start`` (inclusion-exclusion over runs of 1, 2, 3...)."""
     total, run, sign = 0, 1, 1
     while True:
-        found = blob.count(b"\\" * run + b'"', 0, pos)
+        found = blob.count(b"\\" * run + b'"', start, pos)
         if not found:
             return total
         total += sign * found

@@ -91,13 +91,16 @@ class Scrubber:
             return Sent(payload, remarks, [], self.settings)
         if not self._sent:
             return None
-        found = self.blob.sent_edits(payload, remarks)
-        if found is None:
+        try:
+            found = self.blob.sent_edits(payload, remarks)
+            if found is None:
+                return None
+            edits, unkeyed = found
+            scrubbed = spliced(payload, edits)
+            if remarks.learned:
+                scrubbed = self.blob.forget_learned(scrubbed, remarks)
+        except (ValueError, IndexError):  # not JSON (a string without its end...): parse says
             return None
-        edits, unkeyed = found
-        scrubbed = spliced(payload, edits)
-        if remarks.learned:
-            scrubbed = self.blob.forget_learned(scrubbed, remarks)
         return Sent(scrubbed, remarks, unkeyed, self.settings)
 
     def _reload(self, part: _Part, found: list[Edit], out: dict[str, Any], r: Remarks) -> None:

@@ -180,13 +180,12 @@ class Preparer:
         before it is parsed, when it can be (``privacy.scrub_sent``: no serialization of
         the event for the scan, no parse of the edited fields again)."""
         sent = None if record.normalized else privacy.scrub_sent(record.payload, config.privacy)
-        if sent is not None:
-            raw = _parsed_object(sent.payload)
-            if raw is not None and sent.fits(raw):
-                event = self._normalize(raw, record)
-                return self._staged(event, record.project_id, config, sent)
+        scrubbed = None if sent is None else _parsed_object(sent.payload)
+        if sent is not None and scrubbed is not None and sent.fits(scrubbed):
+            event = self._normalize(scrubbed, record)
+            return self._staged(event, record.project_id, config, sent)
         raw = _parse_object(record.payload)  # raises InvalidRecord: not JSON, not an object
-        if sent is not None and _parsed_object(sent.payload) is None:  # a bug: said, not lost
+        if sent is not None and scrubbed is None:  # a bug: said, and nothing lost
             log.error("scrubbing an event as sent broke its JSON: scrubbed once normalized")
         event = raw if record.normalized else self._normalize(raw, record)
         return self._staged(event, record.project_id, config)
@@ -292,10 +291,9 @@ def _parse(payload: bytes) -> Any:
 def _parsed_object(payload: bytes) -> Event | None:
     """The JSON object in ``payload``, or None."""
     try:
-        value = orjson.loads(payload)
-    except orjson.JSONDecodeError:
+        return _parse_object(payload)
+    except InvalidRecord:
         return None
-    return value if isinstance(value, dict) else None
 
 
 def _parse_object(payload: bytes) -> Event:

@@ -29,6 +29,7 @@ from tracebox.privacy.rules import CREDIT_CARD, FILTERED
 from tracebox.privacy.text import (
     BOUNDED_ANCHORS,
     FOLD,
+    JSON_BLANKS,
     SENT_MARKS,
     TextScrubber,
     is_card_number,
@@ -37,7 +38,6 @@ from tracebox.privacy.text import (
 _FILTERED_JSON = orjson.dumps(FILTERED)
 _NUMBER_END = re.compile(rb"[^\s,\]}]*")
 _STRUCTURE = re.compile(rb'[\[\]{}"]')
-_WS = b" \t\r\n"
 # What must follow a sensitive word for it to be a name (``text._name_position``): more
 # name characters and blanks, then '":' or '",' (a key, a pair's name), a quote and "="
 # or ":" ('name': ..., \\"name\\": ...), "=" and a value or a quote (name=value,
@@ -189,7 +189,8 @@ class BlobScrubber:
                 at = blob.find(needle, at + len(needle))
         for opening in sorted(tokens):
             closing = _string_end(blob, opening)
-            if blob[_skip_ws(blob, closing + 1) : _skip_ws(blob, closing + 1) + 1] == b":":
+            after = _skip_ws(blob, closing + 1)
+            if blob[after : after + 1] == b":":
                 continue  # a key: names stay
             if self.keys.rule(_owner_name(blob, opening) or "") == SAFE:
                 continue  # the value of a safe field
@@ -259,7 +260,6 @@ class _Refused(Exception):
     """A payload that ``sent_edits`` cannot scrub as sent."""
 
 
-_KEYLESS = {2: "modules", 3: "sdk"}  # SENT_MARKS' indexes of the fields key rules skip
 # Escapes that Go's encoder writes for "&", "<" and ">": no rule's pattern holds them. But
 # the rules see the escape's last digit before what follows, where the event has "&": a
 # pattern that needs no letter or digit before it would not be found there.
@@ -279,14 +279,15 @@ def _sent_mark(blob: bytes, mark: int, start: int, end: int, unkeyed: list[str])
         raise _Refused
     if blob[start:end] != SENT_MARKS[mark]:
         return 0  # "PARAMS", "SDK": folded to a mark, but no field normalization reads
-    if mark == 1:
+    if mark == 1:  # "params"
         raise _Refused
-    colon = _skip_ws(blob, end)
+    colon = _skip_ws(blob, end)  # "modules", "sdk": the fields key rules skip
     if blob[colon : colon + 1] != b":":
         return 0  # a string, not a key
-    if _KEYLESS[mark] in unkeyed:
+    name = SENT_MARKS[mark].strip(b'"').decode()
+    if name in unkeyed:
         raise _Refused
-    unkeyed.append(_KEYLESS[mark])
+    unkeyed.append(name)
     return _object_end(blob, _skip_ws(blob, colon + 1))
 
 
@@ -316,19 +317,19 @@ def _object_end(blob: bytes, at: int) -> int:
 def _owner_name(blob: bytes, opening: int) -> str | None:
     """The key (or pair list name) whose value is the string at ``opening``, if any."""
     before = opening - 1
-    while before >= 0 and blob[before] in _WS:
+    while before >= 0 and blob[before] in JSON_BLANKS:
         before -= 1
     if before < 1 or blob[before] not in b":,":
         return None
     closing = before - 1
-    while closing >= 0 and blob[closing] in _WS:
+    while closing >= 0 and blob[closing] in JSON_BLANKS:
         closing -= 1
     if closing < 1 or blob[closing] != 0x22 or _escaped(blob, closing):
         return None
     start = _quote_before(blob, closing)
     if blob[before] == 0x2C:  # ',': a pair's value only if the name opens a list
         previous = start - 1
-        while previous >= 0 and blob[previous] in _WS:
+        while previous >= 0 and blob[previous] in JSON_BLANKS:
             previous -= 1
         if previous < 0 or blob[previous] != 0x5B:
             return None
@@ -414,7 +415,7 @@ def _escaped_quotes(blob: bytes, start: int, pos: int) -> int:
 
 
 def _skip_ws(blob: bytes, at: int) -> int:
-    while at < len(blob) and blob[at] in _WS:
+    while at < len(blob) and blob[at] in JSON_BLANKS:
         at += 1
     return at
 
@@ -423,7 +424,7 @@ def _pair_value(blob: bytes, opening: int, after: int) -> int | None:
     """Where the value of ``[name, value]`` starts when the string at ``opening`` is the
     name of such a two-item list, else None."""
     before = opening - 1
-    while before >= 0 and blob[before] in _WS:
+    while before >= 0 and blob[before] in JSON_BLANKS:
         before -= 1
     if before < 0 or blob[before] != 0x5B or blob[after : after + 1] != b",":
         return None

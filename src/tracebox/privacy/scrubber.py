@@ -144,7 +144,6 @@ class Sent:
 
     def finish(self, event: dict[str, Any]) -> dict[str, Any]:
         """The normalized event with IP handling done and the remarks in it."""
-        event.pop(REMARKS_KEY, None)
         return _finished(event, self.settings, self.remarks)
 
 
@@ -158,8 +157,7 @@ def _finished(event: dict[str, Any], settings: PrivacySettings, remarks: Remarks
 def _overlaps(pattern: bytes, mark: bytes) -> bool:
     """Whether a match of ``pattern`` could hide ``mark`` from the automaton's pass, or
     the other way round: one inside the other, or the end of one the start of the other,
-    beyond a lone '"' or ':' (in valid JSON a string's closing quote never meets an
-    opening one, nor a key's ':' a second ':')."""
+    beyond a lone '"' (in valid JSON a string's closing quote never meets an opening one)."""
     if mark == b"\\u":  # followed by four hex digits, folded to "0" and "a"-"f"
         ends = pattern.endswith(b"\\") or (pattern[:1] == b"u" and pattern[1:2] in b"0abcdef")
         return ends or mark in pattern
@@ -167,7 +165,7 @@ def _overlaps(pattern: bytes, mark: bytes) -> bool:
         return True
     for a, b in ((pattern, mark), (mark, pattern)):
         for size in range(1, min(len(a), len(b))):
-            if a[-size:] == b[:size] and a[-size:] not in (b'"', b":"):
+            if a[-size:] == b[:size] and a[-size:] != b'"':
                 return True
     return False
 

@@ -302,7 +302,7 @@ class TextScrubber:
 
 _FOLD_STR = str.maketrans("0123456789", "0000000000")
 _QUOTES = (0x5C, 0x27)  # a backslash (an escaped double quote inside a JSON string), "'"
-_BLANKS = b" \t\r\n"
+JSON_BLANKS = b" \t\r\n"  # what JSON allows between its tokens
 
 
 def _name_position(data: bytes, start: int, end: int) -> bool:
@@ -319,13 +319,13 @@ def _name_position(data: bytes, start: int, end: int) -> bool:
     char = data[at] if at < len(data) else 0
     if char == 0x22:  # the end of the JSON string: a key, or a pair's name
         after = at + 1
-        while after < len(data) and data[after] in _BLANKS:  # JSON's own, as an SDK sent it
+        while after < len(data) and data[after] in JSON_BLANKS:  # JSON's own, as an SDK sent it
             after += 1
         follows = data[after : after + 1]
         if follows == b":":
             return True
         before = data.rfind(b'"', 0, start) - 1  # before the opening quote
-        while before > 0 and data[before] in _BLANKS:
+        while before > 0 and data[before] in JSON_BLANKS:
             before -= 1
         return follows == b"," and before >= 0 and data[before] == 0x5B
     if char in _QUOTES:  # 'name': ..., \"name\": ... (a quoted name in text)

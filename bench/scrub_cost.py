@@ -1,0 +1,96 @@
+"""What the default scrubbing costs the digest's preparing, in one process.
+
+Runs ``Preparer.prepare`` on the ingest benchmark's corpus in batches of 160 (the prepare
+process's batches, with its garbage collector threshold), with the project's scrubbing
+on and off in turns, and prints the CPU microseconds per event of each round and their
+medians: the difference is what the scrubbing costs. Alternate two trees with
+``PYTHONPATH`` to compare them:
+
+    PYTHONPATH=src .venv/bin/python bench/scrub_cost.py --events 1500 --rounds 12
+
+``--numbers N`` instead times scrubbing one payload of N card numbers and N/4 strings
+holding one (both as sent and once normalized): a document of many candidates, whose
+cost must grow with N, not with its square.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import statistics
+import time
+import uuid
+
+import orjson
+import prepare_stages
+
+from tracebox import privacy
+from tracebox.digest.prepare import Preparer, ProjectConfig
+from tracebox.digest.prepare_process import GC_THRESHOLD
+from tracebox.privacy import PrivacySettings
+from tracebox.protocol.event import normalize_event
+from tracebox.spool.record import RecordKind, SpoolRecord
+
+BATCH = 160
+
+
+def parse_args() -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--events", type=int, default=1500, help="events in the corpus")
+    p.add_argument("--rounds", type=int, default=12, help="rounds of each side, in turns")
+    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--numbers", type=int, default=0, help="time a payload of N card numbers")
+    return p.parse_args()
+
+
+def prepare_rounds(events: int, rounds: int, seed: int) -> None:
+    payloads = prepare_stages.payloads(events, seed)
+    records = [
+        SpoolRecord(RecordKind.EVENT, 1, 1, time.time(), p, "203.0.113.7", uuid.uuid4().hex)
+        for p in payloads
+    ]
+    configs = {
+        "on": {1: ProjectConfig(1, 1)},
+        "off": {1: ProjectConfig(1, 1, privacy=PrivacySettings(scrub_data=False))},
+    }
+    gc.set_threshold(GC_THRESHOLD)
+    preparer = Preparer()
+    us: dict[str, list[float]] = {"on": [], "off": []}
+    for i in range(rounds):
+        for side in ("on", "off") if i % 2 == 0 else ("off", "on"):
+            start = time.process_time()
+            for at in range(0, len(records), BATCH):
+                preparer.prepare(records[at : at + BATCH], configs[side])
+            us[side].append((time.process_time() - start) / len(records) * 1e6)
+    for side, figures in us.items():
+        shown = " ".join(f"{x:.0f}" for x in figures)
+        print(f"scrubbing {side:3}: {shown}; median {statistics.median(figures):.0f} us/event")
+    cost = statistics.median(us["on"]) - statistics.median(us["off"])
+    print(f"the scrubbing costs {cost:.0f} us/event")
+
+
+def many_numbers(count: int) -> None:
+    card = 4111111111111111
+    raw = {"message": "x", "extra": {"a": [card] * count, "s": [f'{card} \\"q'] * (count // 4)}}
+    payload = orjson.dumps(raw)
+    start = time.process_time()
+    privacy.scrub_sent(payload)
+    sent = time.process_time() - start
+    start = time.process_time()
+    privacy.scrub(normalize_event(raw, received_at=1.0, client_ip=None))
+    normalized = time.process_time() - start
+    print(
+        f"{len(payload):,} B: scrubbed as sent in {sent:.2f} s, once normalized {normalized:.2f} s"
+    )
+
+
+def main() -> None:
+    args = parse_args()
+    if args.numbers:
+        many_numbers(args.numbers)
+    else:
+        prepare_rounds(args.events, args.rounds, args.seed)
+
+
+if __name__ == "__main__":
+    main()

@@ -100,27 +100,32 @@ def _database() -> Iterator[_Handle]:
         db.migrate()
         with db.write() as conn:
             project = projects.create(conn, "bench/tag-rows", "tag rows")
-            now = time.time()
-            conn.execute(
-                insert(errors),
-                [
-                    {
-                        "project_id": project.id,
-                        "grouping_hash": f"{n:032x}",
-                        "grouping_version": "bench",
-                        "fingerprint": "[]",
-                        "title": f"Error{n}",
-                        "first_seen": now,
-                        "last_seen": now,
-                    }
-                    for n in range(ERRORS)
-                ],
-            )
-            first = conn.execute(text("SELECT min(id) FROM errors")).scalar_one()
+            first = add_errors(conn, project.id, ERRORS)
         yield _Handle(db, project.id, first)
     finally:
         db.dispose()
         shutil.rmtree(work, ignore_errors=True)
+
+
+def add_errors(conn: Connection, project_id: int, count: int) -> int:
+    """Create ``count`` errors in the project; return the first one's id (the others
+    follow it)."""
+    now = time.time()
+    rows = [
+        {
+            "project_id": project_id,
+            "grouping_hash": f"{n:032x}",
+            "grouping_version": "bench",
+            "fingerprint": "[]",
+            "title": f"Error{n}",
+            "first_seen": now,
+            "last_seen": now,
+        }
+        for n in range(count)
+    ]
+    conn.execute(insert(errors), rows)
+    query = text("SELECT min(id) FROM errors WHERE project_id = :p")
+    return int(conn.execute(query, {"p": project_id}).scalar_one())
 
 
 def _tags(rng: random.Random, error: int) -> list[tuple[str, str]]:

@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import sqlite
 
 from tests.store.test_digest_store import make_event, new_project
-from tracebox.store import Database
+from tracebox.store import Database, bulk
 from tracebox.store import digest as store_digest
 from tracebox.store.bulk import (
     CHUNK,
@@ -152,6 +152,27 @@ def test_batch_rows_with_awkward_text_and_bytes_are_stored_exactly(db: Database)
         (f"{2:032x}", b"", None),
     ]
     assert tuple(error) == (AWKWARD, AWKWARD)
+
+
+@pytest.mark.parametrize("count", [1, 3, 5, 7])
+def test_each_payload_is_stored_with_its_own_row(
+    db: Database, count: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On PostgreSQL a row's bytes are a parameter of their own, joined to the row's JSON
+    by its place: across size classes (1, 4 and 8 places, NULLs after the rows) and
+    across statements (3 rows at most here), every payload must land in its own row."""
+    monkeypatch.setattr(bulk, "MAX_BINARY_ROWS", 3)
+    pid = new_project(db)
+    batch = [make_event(pid, n, payload=f"payload {n}".encode() * n) for n in range(count)]
+    with db.write() as conn:
+        store_digest.write_events(conn, batch)
+    with db.read() as conn:
+        stored = conn.execute(
+            sa.select(events.c.event_id, events.c.payload).where(events.c.project_id == pid)
+        ).all()
+    assert sorted((r.event_id, bytes(r.payload)) for r in stored) == [
+        (f"{n:032x}", f"payload {n}".encode() * n) for n in range(count)
+    ]
 
 
 def test_a_row_json_cannot_hold_is_a_database_refusal() -> None:

@@ -5,9 +5,11 @@ from __future__ import annotations
 import time
 
 import orjson
+import pytest
 import sqlalchemy as sa
 
 from tracebox.config import Settings
+from tracebox.digest import worker as worker_module
 from tracebox.digest.worker import DigestWorker
 from tracebox.spool import RecordKind, SpoolReader, SpoolRecord, SpoolWriter
 from tracebox.store import Database, cursors, projects
@@ -179,3 +181,51 @@ def test_cursor_rows_of_deleted_segments_are_removed(settings: Settings, db: Dat
     with db.read() as conn:
         assert cursors.load(conn, "me") == {}
         assert cursors.load(conn, "other") == {"00000000000000000002-theirs.seg": 77}
+
+
+def vacuums_of_errors(db: Database) -> int | None:
+    """How many times the errors table was vacuumed by hand (PostgreSQL; None on SQLite)."""
+    if db.is_sqlite:
+        return None
+    with db.read() as conn:
+        sql = "SELECT vacuum_count FROM pg_stat_user_tables WHERE relname = 'errors'"
+        return int(conn.exec_driver_sql(sql).scalar_one())
+
+
+def test_the_errors_table_is_vacuumed_after_a_batch_at_most_once_per_interval(
+    settings: Settings, db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every batch leaves a version of each error it counted (store.churn): the digest
+    vacuums the table after a batch, then not again before VACUUM_INTERVAL_S."""
+    with db.write() as conn:
+        project = projects.create(conn, "acme/web", "web")
+    spool(settings, [event_record(project.id, n) for n in range(6)])
+    worker = DigestWorker(db, SpoolReader(settings.spool_dir), batch_size=2)
+    before = vacuums_of_errors(db)
+    assert worker.run_once() == 2
+    after_first = vacuums_of_errors(db)
+    assert worker.run_once() == 2  # at once: within the interval
+    assert vacuums_of_errors(db) == after_first
+    monkeypatch.setattr(worker_module, "VACUUM_INTERVAL_S", 0.0)
+    monkeypatch.setattr(worker_module, "VACUUM_SHARE", 1.0)
+    worker2 = DigestWorker(db, SpoolReader(settings.spool_dir), batch_size=2)
+    assert worker2.run_once() == 2
+    if before is not None:
+        assert after_first == before + 1
+        assert vacuums_of_errors(db) == before + 2
+    assert len(stored_ids(db)) == 6
+
+
+def test_a_failed_vacuum_does_not_fail_the_committed_batch(
+    settings: Settings, db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(_: Database) -> None:
+        raise sa.exc.OperationalError("VACUUM", {}, Exception("permission denied"))
+
+    monkeypatch.setattr(worker_module.churn, "vacuum_churned", refuse)
+    with db.write() as conn:
+        project = projects.create(conn, "acme/web", "web")
+    spool(settings, [event_record(project.id, n) for n in range(3)])
+    worker = DigestWorker(db, SpoolReader(settings.spool_dir), batch_size=10)
+    assert worker.run_once() == 3
+    assert len(stored_ids(db)) == 3

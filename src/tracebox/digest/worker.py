@@ -23,7 +23,7 @@ from tracebox.digest.prepare_process import ChildGone, PrepareProcess
 from tracebox.logs import LoggedCondition, first_line
 from tracebox.metrics import Metrics
 from tracebox.spool import Batch, SpoolReader, SpoolRecord, progress
-from tracebox.store import Database, cursors
+from tracebox.store import Database, churn, cursors
 from tracebox.store import artifacts as store_artifacts
 from tracebox.store import digest as store_digest
 from tracebox.store.error_hashes import ErrorIdCache
@@ -52,6 +52,10 @@ PROGRESS_INTERVAL_S = 1.0  # publish progress at least this often while idle
 # rest: the digest's write takes about half as long as the preparing, so it would wait
 # otherwise (issue 10).
 HERE_SHARE = 0.2
+# PostgreSQL: vacuum the errors table (``store.churn``) at most this often, and no more
+# than this share of the time (a large table takes longer to vacuum: it is done less often).
+VACUUM_INTERVAL_S = 2.0
+VACUUM_SHARE = 0.05
 
 
 @dataclass(frozen=True)
@@ -124,6 +128,7 @@ class DigestWorker:
         self._unforgotten: set[str] = set()  # deleted segments whose rows remain
         self._drained_at: dict[str, float] = {}
         self._published_at = float("-inf")
+        self._vacuum_at = 0.0  # time.monotonic() when the errors table may be vacuumed again
         self.alert_policy = alert_policy or AlertPolicy()
         self.child = PrepareProcess(log_level=log_level) if prepare_process else None
         self._ahead: _Ahead | None = None
@@ -174,7 +179,21 @@ class DigestWorker:
         self.stats.events_duplicate += result.events_duplicate
         if self.metrics:
             self.metrics.digested(count, result)
+        self._vacuum()
         return count
+
+    def _vacuum(self) -> None:
+        """Vacuum the errors table when it is time (``store.churn``). A failure is logged,
+        not raised: the batch is committed, and the next round tries again."""
+        now = time.monotonic()
+        if now < self._vacuum_at:
+            return
+        try:
+            churn.vacuum_churned(self.db)
+        except SQLAlchemyError as e:
+            log.warning("vacuum of the errors table failed: %s", first_line(e))
+        took = time.monotonic() - now
+        self._vacuum_at = now + max(VACUUM_INTERVAL_S, took / VACUUM_SHARE)
 
     def _batch_records(self) -> int:
         """Records to read for the next batch: ``batch_size``, fewer when ``batch_bytes``

@@ -101,12 +101,10 @@ class Settings(BaseSettings):
     digest_poll_interval_ms: float = 20.0  # digest sleeps this long when the spool is empty
     # Prepare digest batches (parse, normalize, scrub, group, encode) in a child process
     # while the last one is written: the digest uses two cores (issue 10). Off: all in
-    # the background process, as before (one process less, ~38 MB). Unset: on with SQLite,
-    # off with PostgreSQL, whose backends do much of the digest's work at normal priority:
-    # on one 2-core machine a faster digest took the web worker's CPU and the p99 at
-    # 1,000 events/s rose from 13 ms to 54-190 ms. With PostgreSQL on its own machine,
-    # turn it on.
-    digest_prepare_process: bool | None = None
+    # the background process (one process less, ~38 MB). On with PostgreSQL too since
+    # 2026-11-28: with PostgreSQL on the same 2-core machine, +48% events/s digested and a
+    # p99 at 1,000 events/s no worse than off (docs/performance.md).
+    digest_prepare_process: bool = True
     # Niceness added to serve's background process (digest, alert sender, cleanup), so
     # the web workers get the CPU first when it is contended: SDKs get their answer in
     # time, and the spool absorbs what the digest falls behind (issues 10 and 13). 0: the
@@ -272,12 +270,6 @@ class Settings(BaseSettings):
                 url = "postgresql+psycopg://" + url.split("://", 1)[1]
             return url
         return f"sqlite:///{(self.data_dir / 'tracebox.sqlite3').resolve()}"
-
-    def prepares_in_child(self) -> bool:
-        """Whether the digest prepares batches in a child (``digest_prepare_process``)."""
-        if self.digest_prepare_process is not None:
-            return self.digest_prepare_process
-        return self.resolved_database_url().startswith("sqlite")
 
     @property
     def spool_dir(self) -> Path:

@@ -28,7 +28,6 @@ from tracebox.digest.prepare_process import (
     _send,
 )
 from tracebox.digest.worker import DigestWorker
-from tracebox.server import export_settings
 from tracebox.spool import SpoolReader
 from tracebox.store import Database, artifacts, projects
 from tracebox.store.tables import errors, events
@@ -212,23 +211,12 @@ def test_a_child_that_cannot_answer_is_gone() -> None:
     child.close()
 
 
-def test_the_prepare_process_is_on_with_sqlite_and_off_with_postgresql_unless_set(
-    tmp_path: Path,
-) -> None:
-    pg = "postgresql://u@db.internal/tracebox"
-    assert Settings(data_dir=tmp_path).prepares_in_child()
-    assert not Settings(data_dir=tmp_path, database_url=pg).prepares_in_child()
-    assert Settings(
-        data_dir=tmp_path, database_url=pg, digest_prepare_process=True
-    ).prepares_in_child()
-    assert not Settings(data_dir=tmp_path, digest_prepare_process=False).prepares_in_child()
-
-
-def test_an_unset_choice_reaches_serves_processes_unset(
+def test_the_prepare_process_is_on_with_either_database_unless_set_off(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(os, "environ", os.environ.copy())  # export_settings writes it all
     monkeypatch.delenv("TRACEBOX_DIGEST_PREPARE_PROCESS", raising=False)
-    export_settings(Settings(data_dir=tmp_path))  # as serve does for its children
-    assert "TRACEBOX_DIGEST_PREPARE_PROCESS" not in os.environ
-    assert Settings().digest_prepare_process is None
+    pg = "postgresql://u@db.internal/tracebox"
+    assert Settings(data_dir=tmp_path).digest_prepare_process
+    assert Settings(data_dir=tmp_path, database_url=pg).digest_prepare_process
+    monkeypatch.setenv("TRACEBOX_DIGEST_PREPARE_PROCESS", "false")
+    assert not Settings(data_dir=tmp_path, database_url=pg).digest_prepare_process

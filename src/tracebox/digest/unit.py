@@ -32,7 +32,7 @@ def run_unit(ctx: UnitContext) -> None:
         symbolication_cache_bytes=settings.symbolication_cache_bytes,
         alert_policy=AlertPolicy.from_settings(settings),
         sdk_limits=SdkLimits.from_settings(settings),
-        prepare_process=settings.prepares_in_child(),
+        prepare_process=settings.digest_prepare_process,
         log_level=settings.log_level,
     )
     try:

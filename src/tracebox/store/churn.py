@@ -10,8 +10,7 @@ benchmark run and took more PostgreSQL CPU than all the batch's statements toget
 from __future__ import annotations
 
 from tracebox.store.database import Database
-
-CHURNED = "errors"
+from tracebox.store.tables import errors
 
 
 def vacuum_churned(db: Database) -> None:
@@ -21,4 +20,4 @@ def vacuum_churned(db: Database) -> None:
         return
     with db.engine.connect() as conn:
         conn.execution_options(isolation_level="AUTOCOMMIT")
-        conn.exec_driver_sql(f"VACUUM (SKIP_LOCKED) {CHURNED}")
+        conn.exec_driver_sql(f"VACUUM (SKIP_LOCKED) {errors.name}")

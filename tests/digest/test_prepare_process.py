@@ -95,6 +95,41 @@ def test_a_batch_read_ahead_is_dropped_when_the_one_before_fails(
     assert stored_ids(db) == {f"{n:032x}" for n in range(EVENTS)} - {f"{5:032x}"}
 
 
+@pytest.mark.parametrize("reads_before", range(6))
+def test_a_database_outage_at_any_read_leaves_the_child_free_and_costs_no_record(
+    settings: Settings, db: Database, monkeypatch: pytest.MonkeyPatch, reads_before: int
+) -> None:
+    """The database goes away after ``reads_before`` more reads, wherever that falls: with
+    a batch ahead in the child, or one just handed to it. The child's answer is dropped,
+    and the digest goes on once the database is back (before: every later batch failed
+    with "the answer to the last batch was not taken", found by the disk-full scenario)."""
+    fill(settings, db)
+    digest = worker(settings, db, prepare_process=True)
+    try:
+        assert digest.run_once() == 5  # the second batch is with the child now
+        reads, real_read = [0], db.read
+
+        def read() -> object:
+            reads[0] += 1
+            if reads[0] > reads_before:
+                raise sa.exc.OperationalError("SELECT", {}, ConnectionRefusedError())
+            return real_read()
+
+        with monkeypatch.context() as down:
+            down.setattr(db, "read", read)
+            down.setattr(db, "write", read)
+            down.setattr(db, "ping", lambda: False)
+            with pytest.raises(sa.exc.OperationalError):
+                while True:
+                    digest.run_once()
+        assert digest.child is not None and not digest.child.pending
+        digest.drain()
+    finally:
+        digest.close()
+    assert stored_ids(db) == {f"{n:032x}" for n in range(EVENTS)}
+    assert digest.child.started
+
+
 def test_a_dead_child_costs_no_record_and_the_batch_is_prepared_here(
     settings: Settings, db: Database, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -209,14 +209,17 @@ class DigestWorker:
         """Write a batch and its new spool positions in one transaction. ``handed``: the
         batch is with the prepare process; ``ahead``: read the next batch and hand it to
         the prepare process (if there is one) before this one is written."""
-        prepared = self._prepared(batch, handed)
-        following = self._read_ahead(batch) if ahead else None
         try:
+            prepared = self._prepared(batch, handed)
+            following = self._read_ahead(batch) if ahead else None
             with self.db.write() as conn:
                 result = self._write(conn, prepared)
                 cursors.advance(conn, self.node, batch.positions)
         except BaseException:
-            if following is not None and self.child is not None:
+            # Whatever failed (the write, or a read while the child held a batch: the
+            # database went away), the child's answer is not taken: drop it, or the next
+            # batch could never be handed.
+            if self.child is not None:
                 self.child.discard()
             raise
         self._ahead = following

@@ -246,6 +246,22 @@ def test_a_child_that_cannot_answer_is_gone() -> None:
     child.close()
 
 
+def test_an_answer_not_taken_is_dropped_before_the_next_batch(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    records = [event_record(1, n) for n in range(3)]
+    configs = {1: ProjectConfig(project_id=1, version=1)}
+    child = PrepareProcess()
+    try:
+        child.submit(records[:1], configs)
+        child.submit(records, configs)  # the first answer is still in the pipe
+        assert len(child.result().events) == 3
+        assert not child.pending
+    finally:
+        child.close()
+    assert "the answer to the last batch was not taken; dropped" in caplog.text
+
+
 def test_the_prepare_process_is_on_with_either_database_unless_set_off(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -86,8 +86,13 @@ class PrepareProcess:
         return self._proc.pid if self._proc is not None else None
 
     def submit(self, records: Sequence[bytes], configs: Mapping[int, ProjectConfig]) -> None:
-        """Hand a batch to the child; ``ChildGone`` if it is not there (nothing handed)."""
-        assert not self._pending, "the answer to the last batch was not taken"
+        """Hand a batch to the child; ``ChildGone`` if it is not there (nothing handed).
+        An answer not taken is dropped first, with an error: its batch was not written,
+        so it is read again from the spool; a digest that refused every later batch
+        instead would never drain it."""
+        if self._pending:
+            log.error("digest: the answer to the last batch was not taken; dropped")
+            self.discard()
         proc = self._running()
         fresh = {p: c for p, c in configs.items() if self._versions.get(p) != c.version}
         try:

@@ -11,6 +11,10 @@ medians: the difference is what the scrubbing costs. Alternate two trees with
 ``--numbers N`` instead times scrubbing one payload of N card numbers and N/4 strings
 holding one (both as sent and once normalized): a document of many candidates, whose
 cost must grow with N, not with its square.
+
+``--automata`` instead times the automaton's pass alone (the default rules and the
+sent-payload marks) with each implementation ``ahocorasick_rs`` offers, on the corpus's
+payloads, and checks that they find the same matches.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import statistics
 import time
 import uuid
 
+import ahocorasick_rs
 import orjson
 import prepare_stages
 
@@ -28,6 +33,7 @@ from tracebox import privacy
 from tracebox.digest.prepare import Preparer, ProjectConfig
 from tracebox.digest.prepare_process import GC_THRESHOLD
 from tracebox.privacy import PrivacySettings
+from tracebox.privacy.text import FOLD, SENT_MARKS
 from tracebox.protocol.event import normalize_event
 from tracebox.spool.record import RecordKind, SpoolRecord
 
@@ -40,6 +46,7 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--rounds", type=int, default=12, help="rounds of each side, in turns")
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--numbers", type=int, default=0, help="time a payload of N card numbers")
+    p.add_argument("--automata", action="store_true", help="time the automaton's pass alone")
     return p.parse_args()
 
 
@@ -84,9 +91,33 @@ def many_numbers(count: int) -> None:
     )
 
 
+def automata(events: int, rounds: int, seed: int) -> None:
+    folded = [p.translate(FOLD) for p in prepare_stages.payloads(events, seed)]
+    rules = privacy.scrubber_for(privacy.DEFAULT_SETTINGS).blob.text
+    patterns = [*rules.patterns, *SENT_MARKS]
+    print(f"{len(patterns)} patterns of {sum(map(len, patterns))} B in all")
+    kinds = ahocorasick_rs.Implementation
+    built = {
+        name: ahocorasick_rs.BytesAhoCorasick(patterns, implementation=getattr(kinds, name))
+        for name in ("DFA", "ContiguousNFA", "NoncontiguousNFA")
+    }
+    expected = [built["DFA"].find_matches_as_indexes(f) for f in folded]
+    us: dict[str, list[float]] = {name: [] for name in built}
+    for _ in range(rounds):
+        for name, automaton in built.items():
+            start = time.process_time()
+            found = [automaton.find_matches_as_indexes(f) for f in folded]
+            us[name].append((time.process_time() - start) / len(folded) * 1e6)
+            assert found == expected, f"{name} finds other matches than the DFA"
+    for name, figures in us.items():
+        print(f"{name:16}: median {statistics.median(figures):.1f} us/event, same matches")
+
+
 def main() -> None:
     args = parse_args()
-    if args.numbers:
+    if args.automata:
+        automata(args.events, args.rounds, args.seed)
+    elif args.numbers:
         many_numbers(args.numbers)
     else:
         prepare_rounds(args.events, args.rounds, args.seed)

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -95,29 +96,33 @@ def test_a_batch_read_ahead_is_dropped_when_the_one_before_fails(
     assert stored_ids(db) == {f"{n:032x}" for n in range(EVENTS)} - {f"{5:032x}"}
 
 
-@pytest.mark.parametrize("reads_before", range(6))
-def test_a_database_outage_at_any_read_leaves_the_child_free_and_costs_no_record(
-    settings: Settings, db: Database, monkeypatch: pytest.MonkeyPatch, reads_before: int
+@pytest.mark.parametrize("connections_before", range(6))
+def test_a_database_outage_at_any_point_leaves_the_child_free_and_costs_no_record(
+    settings: Settings, db: Database, monkeypatch: pytest.MonkeyPatch, connections_before: int
 ) -> None:
-    """The database goes away after ``reads_before`` more reads, wherever that falls: with
-    a batch ahead in the child, or one just handed to it. The child's answer is dropped,
-    and the digest goes on once the database is back (before: every later batch failed
-    with "the answer to the last batch was not taken", found by the disk-full scenario)."""
+    """The database goes away after ``connections_before`` more connections (reads or
+    writes), wherever that falls: with a batch ahead in the child, or one just handed to
+    it. The child's answer is dropped, and the digest goes on once the database is back
+    (before: every later batch failed with "the answer to the last batch was not taken",
+    found by the disk-full scenario)."""
     fill(settings, db)
     digest = worker(settings, db, prepare_process=True)
     try:
         assert digest.run_once() == 5  # the second batch is with the child now
-        reads, real_read = [0], db.read
+        calls = [0]
 
-        def read() -> object:
-            reads[0] += 1
-            if reads[0] > reads_before:
-                raise sa.exc.OperationalError("SELECT", {}, ConnectionRefusedError())
-            return real_read()
+        def until_down(connect: Callable[[], object]) -> Callable[[], object]:
+            def connection() -> object:
+                calls[0] += 1
+                if calls[0] > connections_before:
+                    raise sa.exc.OperationalError("SELECT", {}, ConnectionRefusedError())
+                return connect()
+
+            return connection
 
         with monkeypatch.context() as down:
-            down.setattr(db, "read", read)
-            down.setattr(db, "write", read)
+            down.setattr(db, "read", until_down(db.read))
+            down.setattr(db, "write", until_down(db.write))
             down.setattr(db, "ping", lambda: False)
             with pytest.raises(sa.exc.OperationalError):
                 while True:

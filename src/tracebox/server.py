@@ -29,10 +29,7 @@ log = logging.getLogger("tracebox.server")
 def export_settings(settings: Settings) -> None:
     """Put every setting in the environment, so worker processes build the same Settings."""
     for name, value in settings.model_dump().items():
-        if value is None:  # unset: the default decides
-            os.environ.pop(f"TRACEBOX_{name.upper()}", None)
-        else:
-            os.environ[f"TRACEBOX_{name.upper()}"] = str(value)
+        os.environ[f"TRACEBOX_{name.upper()}"] = str(value)
 
 
 def migrate(settings: Settings) -> None:

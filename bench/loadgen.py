@@ -17,6 +17,7 @@ Two modes, both bounded in count and in time and stopping by themselves:
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
 from array import array
 from collections import Counter
@@ -237,6 +238,11 @@ def serve_commands(pipe: Pipe, settings: dict[str, Any]) -> None:
     port, project_id, public_key = target
     requests = Requests(data, port, project_id, public_key)
     del data
+    # The requests live as long as the process: out of the collector's full passes, which
+    # otherwise stopped this process's event loop for up to ~50 ms under load, and that
+    # counted in the server's latency (docs/performance.md, "Where the p99 goes").
+    gc.collect()
+    gc.freeze()
     while (command := pipe.recv()) is not None:
         pipe.send(_run(requests, command))
 

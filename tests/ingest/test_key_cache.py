@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 
 import pytest
 
 from tests.helpers import free_port
 from tracebox.errors import Unavailable
 from tracebox.ingest.keys import KeyCache
-from tracebox.models import ClientKey
+from tracebox.models import ClientKey, IngestKey
 from tracebox.store import Database, client_keys, projects
 
 TTL = 2.0
@@ -101,3 +102,72 @@ def test_concurrent_misses_share_one_lookup(
     results = asyncio.run(many())
     assert len(lookups) == 1
     assert len({id(r) for r in results}) == 1
+
+
+class Blocked:
+    """The cache's lookups, made to wait for ``release``; ``asked``: the keys looked up."""
+
+    def __init__(self, cache: KeyCache, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.load: Callable[[str], object] = cache._load
+        self.asked: list[str] = []
+        self.entered = threading.Event()
+        self.release = threading.Event()
+        monkeypatch.setattr(cache, "_load", self)
+
+    def __call__(self, public_key: str) -> object:
+        self.asked.append(public_key)
+        self.entered.set()
+        assert self.release.wait(30)
+        return self.load(public_key)
+
+
+async def renewal_under_way(
+    cache: KeyCache, clock: Clock, public_key: str, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Blocked, asyncio.Future[IngestKey | None]]:
+    """A key answered once, then asked for past half its ttl: that request is answered
+    from the cache at once, while the database does not answer at all; the renewal it
+    started is returned, under way and blocked until ``release``."""
+    assert await cache.get(public_key) is not None
+    lookups = Blocked(cache, monkeypatch)
+    clock.now += TTL * 0.6
+    assert await asyncio.wait_for(cache.get(public_key), 5) is not None
+    assert await asyncio.to_thread(lookups.entered.wait, 30)
+    return lookups, cache._lookups.start(public_key)  # the one running: not a new one
+
+
+def test_a_key_in_use_is_renewed_before_it_expires_and_no_request_waits(
+    db: Database, key: ClientKey, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past half its ttl a cached key is still answered at once, while a lookup in the
+    background renews it: requests wait for the database only for a key with no answer."""
+    clock = Clock()
+    cache = make_cache(db, clock)
+
+    async def scenario() -> None:
+        lookups, renewal = await renewal_under_way(cache, clock, key.public_key, monkeypatch)
+        with db.write() as conn:  # revoked on another node meanwhile
+            client_keys.delete(conn, key.project_id, key.id)
+        lookups.release.set()
+        await renewal
+        # The renewal's answer is used at once, before the first answer would expire.
+        assert await cache.get(key.public_key) is None
+        assert lookups.asked == [key.public_key]
+
+    asyncio.run(scenario())
+
+
+def test_a_renewal_running_when_the_key_is_forgotten_does_not_bring_it_back(
+    db: Database, key: ClientKey, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = Clock()
+    cache = make_cache(db, clock)
+
+    async def scenario() -> None:
+        lookups, renewal = await renewal_under_way(cache, clock, key.public_key, monkeypatch)
+        cache.forget(key.public_key)  # deleted through the API on this node
+        lookups.release.set()
+        await renewal
+        assert await cache.get(key.public_key) is not None  # asked again, not remembered
+        assert lookups.asked == [key.public_key, key.public_key]
+
+    asyncio.run(scenario())

@@ -8,7 +8,6 @@ working from its last known state for up to ``stale_seconds``. Only a key never 
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections import OrderedDict
@@ -16,9 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from sqlalchemy.exc import SQLAlchemyError
-from starlette.concurrency import run_in_threadpool
 
 from tracebox.errors import Unavailable
+from tracebox.ingest.lookups import Lookups, refresh_at
 from tracebox.logs import LoggedCondition, first_line
 from tracebox.models import IngestKey
 from tracebox.store import Database, client_keys
@@ -32,12 +31,14 @@ log = logging.getLogger("tracebox.ingest")
 class _Entry:
     key: IngestKey | None  # None: the database said there is no such key
     confirmed_at: float  # when the database last answered for this key
-    expires_at: float  # when to ask the database again
+    expires_at: float  # when requests wait for the database's answer again
+    refresh_at: float  # when a request starts a lookup in the background (``lookups``)
 
 
 class KeyCache:
     """Maps public keys to ``IngestKey`` (or None when unknown), asking the database again
-    every ``ttl`` seconds.
+    every ``ttl`` seconds: for a key in use, in the background before the answer expires
+    (``lookups``), so that requests do not wait for it.
 
     While the database answers, a deleted or deactivated key stops working within ``ttl``
     seconds on every node (the API's delete path also calls ``forget``, so the node that
@@ -63,7 +64,9 @@ class KeyCache:
         self._clock = clock
         self._known: OrderedDict[str, _Entry] = OrderedDict()
         self._unknown: OrderedDict[str, _Entry] = OrderedDict()
-        self._loading: dict[str, asyncio.Future[IngestKey | None]] = {}
+        self._lookups: Lookups[str, IngestKey | None] = Lookups(
+            lambda public_key: self._load(public_key), self._answered, clock
+        )
         self._database_down = LoggedCondition(
             log, "database unavailable for client key lookups", reminder_seconds=reminder_seconds
         )
@@ -72,16 +75,20 @@ class KeyCache:
         now = self._clock()
         entry = self._known.get(public_key) or self._unknown.get(public_key)
         if entry is not None and entry.expires_at > now:
+            if now >= entry.refresh_at:
+                self._lookups.start(public_key)  # renewed meanwhile; nobody waits
             return entry.key
         try:
-            key = await self._load_once(public_key)
+            return await self._lookups.wait(public_key)  # remembered by ``_answered``
         except SQLAlchemyError as e:
             return self._last_known(public_key, entry, now, e)
-        self._database_down.cleared()
-        self._remember(public_key, _Entry(key, now, now + self._ttl))
-        return key
 
     def forget(self, public_key: str) -> None:
+        """Drop what is known of the key, and the answer of a lookup of it running now."""
+        self._lookups.forget(public_key)
+        self._drop(public_key)
+
+    def _drop(self, public_key: str) -> None:
         self._known.pop(public_key, None)
         self._unknown.pop(public_key, None)
 
@@ -99,30 +106,21 @@ class KeyCache:
             f"{len(self._known)} known keys keep working from their last known state "
             f"for up to {self._stale_seconds:.0f} s ({first_line(error)})"
         )
-        entry.expires_at = now + self._ttl  # ask again after ttl, not on every request
+        # Ask again after ttl, not on every request, nor in the background meanwhile.
+        entry.expires_at = entry.refresh_at = now + self._ttl
         return entry.key
-
-    async def _load_once(self, public_key: str) -> IngestKey | None:
-        """One database lookup per key at a time; concurrent requests share its answer."""
-        loading = self._loading.get(public_key)
-        if loading is None:
-            loading = asyncio.ensure_future(run_in_threadpool(self._load, public_key))
-            self._loading[public_key] = loading
-            loading.add_done_callback(lambda done: self._loaded(public_key, done))
-        # shield: a request that goes away does not cancel the lookup others wait for.
-        return await asyncio.shield(loading)
-
-    def _loaded(self, public_key: str, done: asyncio.Future[IngestKey | None]) -> None:
-        self._loading.pop(public_key, None)
-        if not done.cancelled():
-            done.exception()  # retrieved, so an answer nobody awaited is not reported
 
     def _load(self, public_key: str) -> IngestKey | None:
         with self._db.read() as conn:
             return client_keys.find_for_ingest(conn, public_key)
 
+    def _answered(self, public_key: str, key: IngestKey | None, started: float) -> None:
+        self._database_down.cleared()
+        entry = _Entry(key, started, started + self._ttl, refresh_at(started, self._ttl))
+        self._remember(public_key, entry)
+
     def _remember(self, public_key: str, entry: _Entry) -> None:
-        self.forget(public_key)
+        self._drop(public_key)
         entries = self._known if entry.key is not None else self._unknown
         entries[public_key] = entry
         if len(entries) > MAX_CACHED_KEYS:

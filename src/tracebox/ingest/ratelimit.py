@@ -12,7 +12,6 @@ so the limits hold across every web worker of a node; with several nodes each en
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import math
 import time
@@ -20,9 +19,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from sqlalchemy.exc import SQLAlchemyError
-from starlette.concurrency import run_in_threadpool
 
 from tracebox.ingest.counters import NEVER, Check, SharedCounters, window_key
+from tracebox.ingest.lookups import Lookups, refresh_at
 from tracebox.models import IngestKey
 from tracebox.store import Database, quotas
 from tracebox.store.quotas import ProjectLimits, Quota
@@ -72,13 +71,15 @@ class Limiter:
         settings: LimiterSettings,
         *,
         clock: Callable[[], float] = time.time,
+        cache_clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.counters = counters
         self.settings = settings
-        self._load = limits
-        self._clock = clock
-        self._cache: dict[int, tuple[float, ProjectLimits]] = {}
-        self._loading: dict[int, asyncio.Future[ProjectLimits]] = {}
+        self._clock = clock  # the limits' windows
+        self._cache_clock = cache_clock  # the cached limits' age
+        # project -> (renew in the background from, wait for the database from, limits)
+        self._cache: dict[int, tuple[float, float, ProjectLimits]] = {}
+        self._lookups: Lookups[int, ProjectLimits] = Lookups(limits, self._answered, cache_clock)
 
     @classmethod
     def for_database(
@@ -193,19 +194,24 @@ class Limiter:
     # --- a project's limits, cached -------------------------------------------------------
 
     async def project_limits(self, project_id: int) -> ProjectLimits:
-        now = time.monotonic()
+        """The project's limits, as the database said at most ``cache_seconds`` ago; a
+        project in use has them renewed in the background before then (``lookups``)."""
+        now = self._cache_clock()
         cached = self._cache.get(project_id)
-        if cached is not None and cached[0] > now:
-            return cached[1]
-        loading = self._loading.get(project_id)
-        if loading is None:
-            loading = asyncio.ensure_future(run_in_threadpool(self._load, project_id))
-            self._loading[project_id] = loading
-            loading.add_done_callback(lambda _: self._loading.pop(project_id, None))
+        if cached is not None and cached[1] > now:
+            if now >= cached[0]:
+                self._lookups.start(project_id)  # renewed meanwhile; nobody waits
+            return cached[2]
         try:
-            limits = await asyncio.shield(loading)
+            return await self._lookups.wait(project_id)  # cached by ``_answered``
         except SQLAlchemyError:
-            # The database is down: the limits last known (or none) until it answers.
-            limits = cached[1] if cached else ProjectLimits(project_id)
-        self._cache[project_id] = (now + self.settings.cache_seconds, limits)
-        return limits
+            # The database is down: the limits last known (or none) until it answers,
+            # asked again after cache_seconds.
+            limits = cached[2] if cached else ProjectLimits(project_id)
+            expires = now + self.settings.cache_seconds
+            self._cache[project_id] = (expires, expires, limits)
+            return limits
+
+    def _answered(self, project_id: int, limits: ProjectLimits, started: float) -> None:
+        ttl = self.settings.cache_seconds
+        self._cache[project_id] = (refresh_at(started, ttl), started + ttl, limits)

@@ -4,9 +4,10 @@ per key, answered into a cache before it expires.
 A cached answer is trusted for ``ttl`` seconds. Once ``REFRESH_SHARE`` of that has passed,
 the next request still uses it, and starts a lookup in the background that renews it.
 So a key in use is renewed before it expires, and requests wait on the database only
-for a key they have no answer for. Before, every ``ttl`` every request of a key queued
-behind one lookup: with PostgreSQL busy on the same machine, 20-56 ms, every 2 s, for
-every request in flight (issue 10's p99; docs/performance.md).
+for a key they have no answer for. Before, every ``ttl`` the requests of a key that
+arrived meanwhile queued behind its lookups: with PostgreSQL busy on the same machine,
+20-56 ms every 2 s for dozens of requests (issue 10's p99; docs/performance.md, "Where
+the p99 goes").
 """
 
 from __future__ import annotations

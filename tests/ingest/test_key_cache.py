@@ -171,3 +171,23 @@ def test_a_renewal_running_when_the_key_is_forgotten_does_not_bring_it_back(
         assert lookups.asked == [key.public_key, key.public_key]
 
     asyncio.run(scenario())
+
+
+def test_a_renewal_that_fails_is_not_tried_again_before_the_answer_expires(
+    db: Database, down: Database, key: ClientKey, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An outage costs one background lookup per answer, not one per request."""
+    clock = Clock()
+    cache = make_cache(db, clock)
+
+    async def scenario() -> None:
+        found = await cache.get(key.public_key)
+        monkeypatch.setattr(cache, "_db", down)
+        clock.now += TTL * 0.6
+        assert await cache.get(key.public_key) == found
+        await asyncio.wait([cache._lookups.start(key.public_key)])  # the renewal: failed
+        clock.now += TTL * 0.2
+        assert await cache.get(key.public_key) == found
+        assert key.public_key not in cache._lookups._running
+
+    asyncio.run(scenario())

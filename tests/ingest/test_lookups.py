@@ -61,22 +61,34 @@ def test_limits_last_known_are_used_while_the_database_is_down(tmp_path: Path) -
     clock = Clock()
     known = ProjectLimits(3, (Quota("error", 60, 5),))
     down = False
+    asked: list[int] = []
 
     def load(project_id: int) -> ProjectLimits:
+        asked.append(project_id)
         if down:
             raise OperationalError("SELECT", {}, Exception("connection refused"))
         return known
 
     counters = SharedCounters(tmp_path / "c.bin")
     limiter = Limiter(counters, load, LimiterSettings(cache_seconds=TTL), cache_clock=clock)
-    try:
-        assert asyncio.run(limiter.project_limits(3)) == known
+
+    async def scenario() -> None:
+        nonlocal down
+        assert await limiter.project_limits(3) == known
         down = True
         clock.now += TTL * 0.6  # a renewal fails in the background: the answer stands
-        assert asyncio.run(limiter.project_limits(3)) == known
+        assert await limiter.project_limits(3) == known
+        await asyncio.wait([limiter._lookups.start(3)])  # the renewal, done
+        clock.now += TTL * 0.2  # and is not tried again before the answer expires
+        assert await limiter.project_limits(3) == known
+        assert 3 not in limiter._lookups._running and asked == [3, 3]
         clock.now += TTL  # expired: the request waits, the lookup fails, the last known stays
-        assert asyncio.run(limiter.project_limits(3)) == known
-        assert asyncio.run(limiter.project_limits(4)) == ProjectLimits(4)  # never known: none
+        assert await limiter.project_limits(3) == known
+        assert asked == [3, 3, 3]
+        assert await limiter.project_limits(4) == ProjectLimits(4)  # never known: none
+
+    try:
+        asyncio.run(scenario())
     finally:
         counters.close()
 

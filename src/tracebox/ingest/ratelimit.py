@@ -199,8 +199,9 @@ class Limiter:
         now = self._cache_clock()
         cached = self._cache.get(project_id)
         if cached is not None and cached[1] > now:
-            if now >= cached[0]:
-                self._lookups.start(project_id)  # renewed meanwhile; nobody waits
+            if now >= cached[0]:  # renewed meanwhile; nobody waits
+                self._cache[project_id] = (cached[1], *cached[1:])  # once: not again if it fails
+                self._lookups.start(project_id)
             return cached[2]
         try:
             return await self._lookups.wait(project_id)  # cached by ``_answered``

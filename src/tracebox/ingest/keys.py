@@ -75,9 +75,8 @@ class KeyCache:
         now = self._clock()
         entry = self._known.get(public_key) or self._unknown.get(public_key)
         if entry is not None and entry.expires_at > now:
-            if now >= entry.refresh_at:  # renewed meanwhile; nobody waits
-                entry.refresh_at = entry.expires_at  # once: not again if it fails
-                self._lookups.start(public_key)
+            if now >= entry.refresh_at:
+                self._lookups.renew(public_key)  # meanwhile; nobody waits
             return entry.key
         try:
             return await self._lookups.wait(public_key)  # remembered by ``_answered``

@@ -30,7 +30,9 @@ class Lookups(Generic[K, V]):
     runs shares its answer. A successful answer goes to ``answered(key, value, started)``
     (``started``: ``clock()`` when the lookup began, as the answer can be no newer),
     unless the key was ``forget``-ed meanwhile: the answer may predate what made the
-    caller forget it (a client key deleted through the API)."""
+    caller forget it (a client key deleted through the API). ``renew`` starts a lookup
+    nobody waits for, once per answer: one that fails (the database went away) is not
+    started again by every later request."""
 
     def __init__(
         self,
@@ -42,11 +44,18 @@ class Lookups(Generic[K, V]):
         self._answered = answered
         self._clock = clock
         self._running: dict[K, asyncio.Future[V]] = {}
+        self._renewed: set[K] = set()  # renewals started since the key's last answer
 
     async def wait(self, key: K) -> V:
         """The answer of the lookup of ``key`` running now, or of a new one."""
         # shield: a request that goes away does not cancel the lookup others wait for.
         return await asyncio.shield(self.start(key))
+
+    def renew(self, key: K) -> None:
+        """Start a lookup of ``key`` in the background, unless one was since its last answer."""
+        if key not in self._renewed:
+            self._renewed.add(key)
+            self.start(key)
 
     def start(self, key: K) -> asyncio.Future[V]:
         """Start a lookup of ``key`` unless one runs; either way, return it (a caller that
@@ -65,6 +74,7 @@ class Lookups(Generic[K, V]):
                 return  # forgotten meanwhile
             del self._running[key]
             if not failed:
+                self._renewed.discard(key)
                 self._answered(key, finished.result(), started)
 
         running.add_done_callback(done)
@@ -73,6 +83,7 @@ class Lookups(Generic[K, V]):
     def forget(self, key: K) -> None:
         """The lookup of ``key`` running now, if any, answers its waiters only."""
         self._running.pop(key, None)
+        self._renewed.discard(key)
 
 
 def refresh_at(started: float, ttl: float) -> float:

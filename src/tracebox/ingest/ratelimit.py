@@ -17,6 +17,7 @@ import math
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -77,8 +78,7 @@ class Limiter:
         self.settings = settings
         self._clock = clock  # the limits' windows
         self._cache_clock = cache_clock  # the cached limits' age
-        # project -> (renew in the background from, wait for the database from, limits)
-        self._cache: dict[int, tuple[float, float, ProjectLimits]] = {}
+        self._cache: dict[int, _Cached] = {}
         self._lookups: Lookups[int, ProjectLimits] = Lookups(limits, self._answered, cache_clock)
 
     @classmethod
@@ -198,21 +198,28 @@ class Limiter:
         project in use has them renewed in the background before then (``lookups``)."""
         now = self._cache_clock()
         cached = self._cache.get(project_id)
-        if cached is not None and cached[1] > now:
-            if now >= cached[0]:  # renewed meanwhile; nobody waits
-                self._cache[project_id] = (cached[1], *cached[1:])  # once: not again if it fails
-                self._lookups.start(project_id)
-            return cached[2]
+        if cached is not None and cached.expires_at > now:
+            if now >= cached.refresh_at:
+                self._lookups.renew(project_id)  # meanwhile; nobody waits
+            return cached.limits
         try:
             return await self._lookups.wait(project_id)  # cached by ``_answered``
         except SQLAlchemyError:
             # The database is down: the limits last known (or none) until it answers,
             # asked again after cache_seconds.
-            limits = cached[2] if cached else ProjectLimits(project_id)
+            limits = cached.limits if cached else ProjectLimits(project_id)
             expires = now + self.settings.cache_seconds
-            self._cache[project_id] = (expires, expires, limits)
+            self._cache[project_id] = _Cached(expires, expires, limits)
             return limits
 
     def _answered(self, project_id: int, limits: ProjectLimits, started: float) -> None:
         ttl = self.settings.cache_seconds
-        self._cache[project_id] = (refresh_at(started, ttl), started + ttl, limits)
+        self._cache[project_id] = _Cached(refresh_at(started, ttl), started + ttl, limits)
+
+
+class _Cached(NamedTuple):
+    """A project's limits as ``Limiter`` keeps them (times on its ``cache_clock``)."""
+
+    refresh_at: float  # from then on, a request renews them in the background
+    expires_at: float  # from then on, requests wait for the database's answer
+    limits: ProjectLimits

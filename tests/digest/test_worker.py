@@ -111,6 +111,34 @@ def test_batches_are_applied_once(settings: Settings, db: Database) -> None:
     assert len(stored_ids(db)) == 25
 
 
+def test_the_batch_budget_counts_compressed_payloads_at_their_decoded_size(
+    settings: Settings, db: Database
+) -> None:
+    """The spool holds events compressed (a 3-4x smaller record); a batch's events are
+    parsed at once, so the memory budget counts them as they will be once decoded."""
+    with db.write() as conn:
+        project = projects.create(conn, "acme/web", "web")
+    frames = [{"filename": f"app/module_{n % 7}.py", "lineno": n} for n in range(150)]
+    records = []
+    for n in range(30):
+        raw = {"event_id": f"{n:032x}", "message": f"order {n} failed", "frames": frames}
+        payload = orjson.dumps(raw)
+        record = SpoolRecord(RecordKind.EVENT, project.id, 1, time.time(), payload)
+        records.append(record.encode())
+    decoded = SpoolRecord.decoded_size(records[0])
+    assert decoded > 3 * len(records[0])  # compressed in the spool
+    spool(settings, records)
+    worker = DigestWorker(
+        db, SpoolReader(settings.spool_dir), batch_size=100, batch_bytes=5 * decoded
+    )
+    sizes = []
+    while worker.run_once():
+        sizes.append(worker.stats.last_batch_size)
+    assert sum(sizes) == 30
+    assert max(sizes[1:]) <= 5  # the first batch is sized on a guess
+    assert len(stored_ids(db)) == 30
+
+
 def test_a_record_of_the_previous_spool_format_is_digested(
     settings: Settings, db: Database
 ) -> None:

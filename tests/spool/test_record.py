@@ -41,6 +41,47 @@ def test_a_record_is_read_from_a_view_and_its_payload_copied_out() -> None:
     assert type(decoded.payload) is bytes
 
 
+def test_an_event_is_compressed_in_the_spool_and_read_back_as_sent() -> None:
+    payload = orjson.dumps({"message": "x", "frames": [{"lineno": n} for n in range(200)]})
+    record = SpoolRecord(RecordKind.EVENT, 7, 3, RECEIVED, payload, event_id="c" * 32)
+    data = record.encode()
+    length = struct.unpack_from("<BI", data)[1]
+    assert orjson.loads(data[5 : 5 + length])["z"] == 1
+    assert len(data) < len(payload) / 3
+    decoded = SpoolRecord.decode(memoryview(bytearray(data)))
+    assert decoded == record
+    assert type(decoded.payload) is bytes
+
+
+def test_the_decoded_size_of_a_record_counts_its_payload_decompressed() -> None:
+    payload = b'{"message": "' + b"a" * 5000 + b'"}'
+    record = SpoolRecord(RecordKind.EVENT, 7, 3, RECEIVED, payload)
+    data = record.encode()
+    assert len(data) < 1000
+    start = 5 + struct.unpack_from("<BI", data)[1]  # the payload's offset
+    assert SpoolRecord.decoded_size(data) == start + len(payload)
+    small = SpoolRecord(RecordKind.EVENT, 7, 3, RECEIVED, b"{}").encode()
+    assert SpoolRecord.decoded_size(small) == len(small)
+
+
+@pytest.mark.parametrize("size", [1023, (1 << 20) + 1])
+def test_small_and_large_payloads_are_spooled_as_they_are(size: int) -> None:
+    """Below 1 KiB there is little to gain; past the largest event (an attachment),
+    compressing would hold the web worker's event loop."""
+    payload = b"a" * size
+    data = SpoolRecord(RecordKind.ATTACHMENT, 7, 3, RECEIVED, payload).encode()
+    assert data.endswith(payload)
+    assert SpoolRecord.decode(data).payload == payload
+
+
+def test_a_compressed_payload_that_does_not_decompress_names_its_project() -> None:
+    data = bytearray(SpoolRecord(RecordKind.EVENT, 9, 3, RECEIVED, b"{}" + b" " * 2000).encode())
+    data[-8:] = b"\xff" * 8  # damaged after the CRC was checked (or written so by a bug)
+    with pytest.raises(RecordError, match="does not decompress") as raised:
+        SpoolRecord.decode(bytes(data))
+    assert raised.value.project_id == 9
+
+
 def test_optional_fields_stay_out_of_the_header() -> None:
     record = SpoolRecord(RecordKind.DROPPED, 1, 2, RECEIVED, b'{"transaction":1}')
     encoded = record.encode()
@@ -53,7 +94,7 @@ def test_optional_fields_stay_out_of_the_header() -> None:
 @given(
     kind=st.sampled_from(list(RecordKind)),
     project_id=st.integers(1, 2**53),
-    payload=st.binary(max_size=300),
+    payload=st.binary(max_size=300) | st.binary(min_size=1024, max_size=3000),
     client_ip=st.none() | st.text(max_size=40),
     event_id=st.none() | st.text("0123456789abcdef", min_size=32, max_size=32),
 )

@@ -153,7 +153,7 @@ class DigestWorker:
                 self._release(positions)
                 self._publish(positions, batch.drained, read_at, changed=False)
                 return 0
-            count, size = len(batch.records), sum(map(len, batch.records))
+            count, size = len(batch.records), sum(map(SpoolRecord.decoded_size, batch.records))
         else:  # its records are with the prepare process
             positions, read_at = ahead.start, ahead.read_at
             batch = Batch([], ahead.positions, ahead.drained)
@@ -197,8 +197,9 @@ class DigestWorker:
 
     def _batch_records(self) -> int:
         """Records to read for the next batch: ``batch_size``, fewer when ``batch_bytes``
-        would be exceeded at the last batch's mean record size. A batch's events are all
-        parsed at once: the budget bounds the digest's memory (issue 10's 250 MB)."""
+        would be exceeded at the last batch's mean record size, decoded (a compressed
+        payload counts at its decompressed size). A batch's events are all parsed at
+        once: the budget bounds the digest's memory (issue 10's 250 MB)."""
         if self.batch_bytes is None:
             return self.batch_size
         return max(1, min(self.batch_size, self.batch_bytes // self._record_bytes))
@@ -286,7 +287,7 @@ class DigestWorker:
             positions=following.positions,
             drained=following.drained,
             count=len(following.records),
-            size=sum(map(len, following.records)),
+            size=sum(map(SpoolRecord.decoded_size, following.records)),
             read_at=read_at,
             kept=kept,
         )

@@ -8,6 +8,8 @@ per second, until stopped or ``max_seconds`` have passed. An envelope acknowledg
 
 from __future__ import annotations
 
+import base64
+import os
 import threading
 import time
 import uuid
@@ -21,6 +23,13 @@ import orjson
 from tests.helpers import wait_for
 
 RELEASE = "shop@1.0"
+
+
+def incompressible(chars: int) -> str:
+    """``chars`` characters the spool's compression cannot shrink below 3/4 of their size
+    (base64 of random bytes: 6 bits a character), so a load of padded events fills a spool
+    as fast as its padding says."""
+    return base64.b64encode(os.urandom(chars * 3 // 4 + 3)).decode()[:chars]
 
 
 def envelope(event_id: str, n: int, padding: int = 0) -> bytes:
@@ -43,7 +52,7 @@ def envelope(event_id: str, n: int, padding: int = 0) -> bytes:
                 }
             ]
         },
-        "extra": {"padding": "x" * padding} if padding else {},
+        "extra": {"padding": incompressible(padding)} if padding else {},
     }
     sessions = {
         "attrs": {"release": RELEASE, "environment": "production"},
@@ -81,7 +90,7 @@ class Load:
     senders: int = 4
     rate: float = 50.0  # envelopes per second per sender
     max_seconds: float = 300.0  # a hard bound, so a broken test never loads forever
-    padding: int = 0  # extra bytes per event
+    padding: int = 0  # extra bytes per event (``incompressible``)
     answers: list[Answer] = field(default_factory=list)
     _stop: threading.Event = field(default_factory=threading.Event)
     _threads: list[threading.Thread] = field(default_factory=list)

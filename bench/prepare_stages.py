@@ -1,12 +1,14 @@
-"""CPU per event of each stage of the digest's preparing (``digest.prepare``): parse,
-normalize, scrub (as sent: before the parse, in the digest), in-app marks and grouping,
-summary, tags, payload encoding (orjson, then zstd without a dictionary).
+"""CPU per event of each stage of the digest's preparing (``digest.prepare``): the spool
+record's decode (zstd), parse, normalize, scrub (as sent: before the parse, in the
+digest), in-app marks and grouping, summary, tags, payload encoding (orjson, then zstd
+without a dictionary).
 
 Builds the ingest benchmark's corpus (``corpus.py``), takes each envelope's event
 payload as the spool holds it, and times every stage alone over all events, as CPU time
 (``time.process_time``) with the garbage collector off (the prepare process collects
 rarely: ``prepare_process.GC_THRESHOLD``); the lowest of ``--repeat`` passes is kept.
-Each stage gets the output of the one before, as in the digest. Not a test: run it by
+Each stage gets the output of the one before, as in the digest. The web worker's side,
+encoding the spool record (its compression), is printed apart. Not a test: run it by
 hand, alternating two trees with ``PYTHONPATH`` to compare them,
 
     PYTHONPATH=src .venv/bin/python bench/prepare_stages.py --events 1500 --repeat 5
@@ -31,6 +33,7 @@ from tracebox.grouping.inapp import mark_sdk_frames
 from tracebox.protocol.envelope import parse_envelope
 from tracebox.protocol.event import normalize_event, summarize
 from tracebox.protocol.tags import event_tags
+from tracebox.spool.record import RecordKind, SpoolRecord
 from tracebox.store.payloads import PayloadEncoder
 
 
@@ -60,6 +63,11 @@ def grouped(event: dict[str, Any]) -> grouping.Grouping:
     return grouping.calculate(event)
 
 
+def spool_record(payload: bytes) -> bytes:
+    """The record the web worker spools for an event (compressed: ``spool.record``)."""
+    return SpoolRecord(RecordKind.EVENT, 1, 1, 1_700_000_000.0, payload, event_id="0" * 32).encode()
+
+
 def cpu_us(work: Callable[[Any], Any], inputs: list[Any], repeat: int) -> tuple[float, list[Any]]:
     """The lowest CPU microseconds per input over ``repeat`` passes, and the outputs."""
     best, outputs = float("inf"), []
@@ -78,6 +86,8 @@ def main() -> None:
     encoder = PayloadEncoder()
     gc.disable()
     rows = []
+    spooled, records = cpu_us(spool_record, raw, args.repeat)
+    rows.append(("spool record decode (zstd)", cpu_us(SpoolRecord.decode, records, args.repeat)[0]))
     parse, _ = cpu_us(orjson.loads, raw, args.repeat)
     rows.append(("parse (orjson)", parse))
     total, events = cpu_us(normalized, raw, args.repeat)
@@ -100,6 +110,8 @@ def main() -> None:
         print(f"  {name:32} {us:7.1f} us/event")
     print(f"  {'all':32} {sum(us for _, us in rows):7.1f} us/event")
     print(f"  (scrubbing once normalized instead: {aside:.1f} us/event)")
+    mean = statistics.fmean(map(len, records))
+    print(f"  (the web worker's spool record encode: {spooled:.1f} us/event, {mean:,.0f} B)")
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ named in each payload's frame header, and every older payload still readable."""
 from __future__ import annotations
 
 import time
+import tracemalloc
 
 import orjson
 import pytest
@@ -79,6 +80,25 @@ def test_a_payload_names_its_dictionary_and_needs_it_to_be_read() -> None:
         payloads.decode(packed)
     lookup = {5: payloads.decompressor(dictionary.data)}.get
     assert payloads.decode(packed, lookup) == payloads.decode(plain) == one
+
+
+def test_an_encoded_payload_holds_no_more_memory_than_its_size() -> None:
+    """zstandard's ``compress`` returns bytes holding the worst case's allocation (about
+    the input's size); the digest holds a transaction's payloads until it writes them."""
+    encoder = payloads.PayloadEncoder()
+    events = [rich_event(n, 1) for n in range(50)]
+    encoder.encode(events[0])
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        encoded = [encoder.encode(e) for e in events]
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    sizes = sum(map(len, encoded))
+    assert sizes < sum(len(orjson.dumps(e)) for e in events) / 3  # well compressed
+    assert held < 1.5 * sizes + 100 * len(events)  # was about 4x: each input's size
+    assert [payloads.decode(p) for p in encoded] == events
 
 
 def test_training_stores_versions_and_every_payload_stays_readable(

@@ -26,6 +26,7 @@ from tracebox.protocol import client_reports as client_report_protocol
 from tracebox.protocol.feedback import Feedback, from_feedback_event, from_user_report
 from tracebox.protocol.logs import LogRecord, error_event, normalize_logs
 from tracebox.spool.record import RecordKind, SpoolRecord
+from tracebox.store.payloads import compressed
 from tracebox.store.rows import CHUNK_BYTES, NewAttachment, NewFeedback, NewLog
 
 SDK_KINDS = frozenset(
@@ -86,7 +87,7 @@ class SdkPreparer:
         if record.event_id is None:
             raise Unusable("no_event")
         chunks = tuple(
-            self._compressor.compress(data[i : i + CHUNK_BYTES])
+            compressed(self._compressor, data[i : i + CHUNK_BYTES])
             for i in range(0, len(data), CHUNK_BYTES)
         )
         return NewAttachment(

@@ -42,6 +42,12 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--nodes", type=int, default=1, help="digest workers, one spool each")
     p.add_argument("--events", type=int, default=30_000, help="events in all spools")
     p.add_argument("--batch-size", type=int, default=500, help="TRACEBOX_DIGEST_BATCH_SIZE")
+    p.add_argument(
+        "--batch-bytes",
+        type=int,
+        default=Settings.model_fields["digest_batch_bytes"].default,
+        help="TRACEBOX_DIGEST_BATCH_BYTES (serve's default; 0: none, parts of --batch-size)",
+    )
     p.add_argument("--seed", type=int, default=7)
     p.add_argument(
         "--train",
@@ -95,7 +101,13 @@ def fill_spool(directory: Path, records: list[bytes]) -> None:
 
 
 def run_node(
-    url: str, spool: str, batch_size: int, prepare: bool, go: Any, results: Any, end: Any
+    url: str,
+    spool: str,
+    batches: tuple[int, int],
+    prepare: bool,
+    go: Any,
+    results: Any,
+    end: Any,
 ) -> None:
     """A digest worker draining one spool (a node), started when ``go`` is set; its
     connections stay open until ``end`` is set, so their backends' CPU can be read."""
@@ -103,8 +115,13 @@ def run_node(
     from tracebox.spool import SpoolReader
 
     db = Database(url, pool_size=2)
+    batch_size, batch_bytes = batches
     worker = DigestWorker(
-        db, SpoolReader(Path(spool)), batch_size=batch_size, prepare_process=prepare
+        db,
+        SpoolReader(Path(spool)),
+        batch_size=batch_size,
+        batch_bytes=batch_bytes or None,
+        prepare_process=prepare,
     )
     go.wait()
     started, cpu = time.monotonic(), time.process_time()
@@ -118,6 +135,8 @@ def run_node(
             "seconds": seconds,
             "cpu_seconds": time.process_time() - cpu + children.ru_utime + children.ru_stime,
             "batches": worker.stats.batches,
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "parts": worker.stats.parts,
             "inserted": worker.stats.events_inserted,
         }
     )
@@ -156,7 +175,15 @@ def run(args: argparse.Namespace, work: Path) -> int:
     nodes = [
         ctx.Process(
             target=run_node,
-            args=(url, str(s), args.batch_size, args.prepare_process, go, results, end),
+            args=(
+                url,
+                str(s),
+                (args.batch_size, args.batch_bytes),
+                args.prepare_process,
+                go,
+                results,
+                end,
+            ),
         )
         for s in spools
     ]
@@ -243,6 +270,7 @@ def figures(
         "nodes": args.nodes,
         "events": args.events,
         "batch_size": args.batch_size,
+        "batch_bytes": args.batch_bytes,
         "prepare_process": args.prepare_process,
         "seconds": seconds,
         "events_per_s": args.events / seconds,
@@ -260,6 +288,7 @@ def render(r: dict[str, Any]) -> str:
     lines = [
         f"digest benchmark: {r['database']}, {r['nodes']} node(s), {r['events']:,} events,"
         f" batches of {r['batch_size']}"
+        + (f" read in parts of {r['batch_bytes']:,} B" if r.get("batch_bytes") else "")
         + (", prepare process" if r.get("prepare_process") else "")
         + f"; started {r['started']}",
         f"  digested in {r['seconds']:.2f} s = {r['events_per_s']:,.0f} events/s",
@@ -274,7 +303,8 @@ def render(r: dict[str, Any]) -> str:
     for n, d in enumerate(r["per_node"]):
         lines.append(
             f"  node {n}: {d['records']:,} records in {d['seconds']:.2f} s,"
-            f" {d['batches']} batches, CPU {d['cpu_seconds']:.2f} s"
+            f" {d['batches']} batches of {d.get('parts', d['batches'])} parts,"
+            f" CPU {d['cpu_seconds']:.2f} s, peak RSS {d.get('peak_rss_mb', 0):.1f} MB"
         )
     ok = r["stored"] == r["counted"] == r["events"]
     lines.append(

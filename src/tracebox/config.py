@@ -93,10 +93,11 @@ class Settings(BaseSettings):
     # web worker ~0.15 ms of kernel CPU here: 8 ms instead of 2 cut its CPU per event by
     # ~20-25% under load, for ~4 ms more median latency (docs/performance.md, issue 10).
     spool_commit_interval_ms: float = 8.0
-    digest_batch_size: int = 500  # spool records per digest transaction
-    # ... and at most about this many bytes of them (at the last batch's mean record size):
-    # a batch's events are parsed all at once, so this bounds the digest's memory (issue
-    # 10: 250 MB for the whole server). Large events make smaller transactions.
+    digest_batch_size: int = 500  # spool records per digest transaction at most
+    # ... read and parsed in parts of at most about this many bytes (at the last part's
+    # mean record size, decoded): a part's events are parsed all at once, so this bounds
+    # the digest's memory (issue 10: 250 MB for the whole server). A digest that is
+    # behind joins full parts into one transaction (digest.worker, ``_commit``).
     digest_batch_bytes: int = Field(default=2 * MIB, ge=1)
     digest_poll_interval_ms: float = 20.0  # digest sleeps this long when the spool is empty
     # Prepare digest batches (parse, normalize, scrub, group, encode) in a child process

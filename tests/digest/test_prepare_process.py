@@ -28,7 +28,7 @@ from tracebox.digest.prepare_process import (
     _receive,
     _send,
 )
-from tracebox.digest.worker import DigestWorker
+from tracebox.digest.worker import HERE_SHARE, DigestWorker, _Balance
 from tracebox.spool import SpoolReader
 from tracebox.store import Database, artifacts, projects
 from tracebox.store.tables import errors, events
@@ -43,8 +43,17 @@ def fill(settings: Settings, db: Database, count: int = EVENTS) -> int:
     return project.id
 
 
-def worker(settings: Settings, db: Database, *, prepare_process: bool = False) -> DigestWorker:
+def worker(
+    settings: Settings, db: Database, *, prepare_process: bool = False, parts: bool = False
+) -> DigestWorker:
+    """Transactions of 5 records; with ``parts``, of up to 10, read in parts of about 5
+    (the memory budget, ``batch_bytes``), several to a transaction while behind."""
     reader = SpoolReader(settings.spool_dir)
+    if parts:
+        part_bytes = 5 * len(event_record(1, 10))
+        return DigestWorker(
+            db, reader, batch_size=10, batch_bytes=part_bytes, prepare_process=prepare_process
+        )
     return DigestWorker(db, reader, batch_size=5, prepare_process=prepare_process)
 
 
@@ -83,12 +92,54 @@ def test_batches_prepared_in_the_child_are_stored_as_in_process_and_once(
     assert rows(db) == in_child
 
 
-def test_a_batch_read_ahead_is_dropped_when_the_one_before_fails(
+def test_a_digest_behind_writes_transactions_of_several_parts_each_record_once(
     settings: Settings, db: Database
+) -> None:
+    """Each part is parsed at once, so it stays within the memory budget; the rows of
+    several parts share one transaction (fewer commits: issue 10); a part that is not
+    full (the digest caught up) is not waited for."""
+    fill(settings, db, 23)
+    digest = worker(settings, db, prepare_process=True, parts=True)
+    transactions = []
+    try:
+        while digest.run_once():
+            transactions.append(digest.stats.last_parts)
+    finally:
+        digest.close()
+    assert stored_ids(db) == {f"{n:032x}" for n in range(23)}
+    assert sum(map(sum, transactions)) == 23
+    assert all(sum(parts) <= 10 for parts in transactions)
+    assert all(part <= 5 for parts in transactions[1:] for part in parts)  # [0]: a guess
+    assert any(len(parts) > 1 for parts in transactions)
+    assert digest.stats.parts == sum(map(len, transactions)) > digest.stats.batches
+    # Say [(1, 5), (5, 5), (5,), (2,)]: the last records, read ahead, were not a full part
+    # (parts of 4 or 5, with the records' sizes): they would have fit, but were not joined.
+    assert len(transactions[-1]) == 1 and sum(transactions[-2]) + transactions[-1][0] <= 10
+
+
+def test_the_share_kept_balances_the_two_processes() -> None:
+    """The digest keeps of a batch it hands over what it can prepare while the prepare
+    process does the rest, after its own work in hand (records kept of the batch
+    before, and the write, when it writes first)."""
+    balance = _Balance()
+    assert balance.share(100, 0, writes=True) == HERE_SHARE  # nothing timed yet
+    balance.prepared(100, 0.1)  # 1 ms per record
+    balance.wrote(0.030)
+    assert balance.share(100, 0, writes=False) == 1.0  # nothing else to do: all here
+    assert balance.share(100, 20, writes=False) == pytest.approx(0.8)
+    assert balance.share(100, 20, writes=True) == pytest.approx(0.5)
+    assert balance.share(100, 90, writes=True) == 0.0  # busy longer than the batch takes
+    balance.prepared(100, 0.3)  # 3 ms per record: the mean moves a fifth of the way
+    assert balance.per_record == pytest.approx(0.0014)
+
+
+@pytest.mark.parametrize("parts", [False, True], ids=["one part", "parts"])
+def test_a_batch_read_ahead_is_dropped_when_the_one_before_fails(
+    settings: Settings, db: Database, parts: bool
 ) -> None:
     fill(settings, db)
     refuse_event(db, f"{5:032x}")  # in the second batch, while the third is ahead
-    digest = worker(settings, db, prepare_process=True)
+    digest = worker(settings, db, prepare_process=True, parts=parts)
     try:
         assert digest.drain() == EVENTS
     finally:
@@ -96,9 +147,14 @@ def test_a_batch_read_ahead_is_dropped_when_the_one_before_fails(
     assert stored_ids(db) == {f"{n:032x}" for n in range(EVENTS)} - {f"{5:032x}"}
 
 
+@pytest.mark.parametrize("parts", [False, True], ids=["one part", "parts"])
 @pytest.mark.parametrize("connections_before", range(6))
 def test_a_database_outage_at_any_point_leaves_the_child_free_and_costs_no_record(
-    settings: Settings, db: Database, monkeypatch: pytest.MonkeyPatch, connections_before: int
+    settings: Settings,
+    db: Database,
+    monkeypatch: pytest.MonkeyPatch,
+    connections_before: int,
+    parts: bool,
 ) -> None:
     """The database goes away after ``connections_before`` more connections (reads or
     writes), wherever that falls: with a batch ahead in the child, or one just handed to
@@ -106,9 +162,10 @@ def test_a_database_outage_at_any_point_leaves_the_child_free_and_costs_no_recor
     (before: every later batch failed with "the answer to the last batch was not taken",
     found by the disk-full scenario)."""
     fill(settings, db)
-    digest = worker(settings, db, prepare_process=True)
+    digest = worker(settings, db, prepare_process=True, parts=parts)
     try:
-        assert digest.run_once() == 5  # the second batch is with the child now
+        assert digest.run_once() in (5, 6)  # 6: a part of 1 (the size guess), then one of 5
+        assert digest._ahead is not None  # the next batch is with the child now
         calls = [0]
 
         def until_down(connect: Callable[[], object]) -> Callable[[], object]:
@@ -135,17 +192,20 @@ def test_a_database_outage_at_any_point_leaves_the_child_free_and_costs_no_recor
     assert digest.child.started
 
 
+@pytest.mark.parametrize("parts", [False, True], ids=["one part", "parts"])
 def test_a_dead_child_costs_no_record_and_the_batch_is_prepared_here(
-    settings: Settings, db: Database, caplog: pytest.LogCaptureFixture
+    settings: Settings, db: Database, caplog: pytest.LogCaptureFixture, parts: bool
 ) -> None:
     fill(settings, db)
-    digest = worker(settings, db, prepare_process=True)
+    digest = worker(settings, db, prepare_process=True, parts=parts)
     try:
-        assert digest.run_once() == 5  # the second batch is with the child now
+        first = digest.run_once()
+        assert first in (5, 6)  # 6: a part of 1 (the size guess), then one of 5
+        assert digest._ahead is not None  # the next batch is with the child now
         assert digest.child is not None and digest.child.pending
         assert digest.child.pid is not None
         os.kill(digest.child.pid, signal.SIGKILL)
-        assert digest.drain() == EVENTS - 5
+        assert digest.drain() == EVENTS - first
     finally:
         digest.close()
     assert stored_ids(db) == {f"{n:032x}" for n in range(EVENTS)}

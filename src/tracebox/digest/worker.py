@@ -36,11 +36,13 @@ DEFAULT_SYMBOLICATION_CACHE_BYTES = Settings.model_fields["symbolication_cache_b
 
 @dataclass
 class DigestStats:
-    batches: int = 0
+    batches: int = 0  # transactions
+    parts: int = 0  # ... read and prepared in this many parts (DigestWorker._commit)
     records: int = 0
     events_inserted: int = 0
     events_duplicate: int = 0
-    last_batch_size: int = 0
+    last_batch_size: int = 0  # records of the last transaction
+    last_parts: tuple[int, ...] = ()  # ... read and prepared in parts of these many
 
 
 SINGLE_NODE = "local"  # the node name when none is given (one node, e.g. in tests)
@@ -48,10 +50,11 @@ SINGLE_NODE = "local"  # the node name when none is given (one node, e.g. in tes
 # benchmark corpus's events are 5-20 KB), so the first batch stays within the budget too.
 FIRST_RECORD_BYTES_GUESS = 16 * 1024
 PROGRESS_INTERVAL_S = 1.0  # publish progress at least this often while idle
-# The share of each batch the digest prepares itself while its prepare process does the
-# rest: the digest's write takes about half as long as the preparing, so it would wait
-# otherwise (issue 10).
+# The share of a batch the digest prepares itself while its prepare process does the
+# rest, until ``_Balance`` has timed a batch prepared and one written (issue 10).
 HERE_SHARE = 0.2
+# ... and of a batch handed when nothing else is to be done meanwhile: half each.
+HALF_SHARE = 0.5
 # PostgreSQL: vacuum the errors table (``store.churn``) at most this often, and no more
 # than this share of the time (a large table takes longer to vacuum: it is done less often).
 VACUUM_INTERVAL_S = 2.0
@@ -72,6 +75,7 @@ class _Ahead:
     size: int  # bytes of its records
     read_at: float
     kept: list[bytes]  # its last records, which this process prepares (``_hand``)
+    joins: bool  # it joins the transaction of the batch it was read after (``_commit``)
 
     def without(self, released: set[str]) -> _Ahead:
         """As the stored cursors are once ``released`` segments are forgotten."""
@@ -80,6 +84,53 @@ class _Ahead:
             start={n: p for n, p in self.start.items() if n not in released},
             positions={n: p for n, p in self.positions.items() if n not in released},
         )
+
+
+@dataclass
+class _Taken:
+    """What one transaction takes from the spool: one part, or several read and prepared
+    one after the other (``DigestWorker._commit``)."""
+
+    positions: dict[str, int]  # as ``Batch.positions``, after its last part
+    drained: list[str]
+    count: int
+    size: int  # bytes of its records, decoded
+    parts: list[int]  # records per part
+
+    def add(self, part: _Ahead) -> None:
+        self.positions = part.positions
+        self.drained += part.drained
+        self.count += part.count
+        self.size += part.size
+        self.parts.append(part.count)
+
+
+class _Balance:
+    """How much of a batch handed to the prepare process this process prepares itself,
+    so that neither waits for the other: as long as it takes the prepare process to do
+    the rest, this process prepares the records it kept of the batch before (and writes,
+    when it writes before it next needs the prepare process's answer). Both are timed
+    here (wall seconds: the wait is wall time); the prepare process is assumed as fast
+    per record as this one."""
+
+    def __init__(self) -> None:
+        self.per_record: float | None = None  # seconds to prepare a record (moving mean)
+        self.write: float | None = None  # seconds the last transaction took
+
+    def prepared(self, records: int, seconds: float) -> None:
+        took = seconds / records
+        self.per_record = took if self.per_record is None else 0.8 * self.per_record + 0.2 * took
+
+    def wrote(self, seconds: float) -> None:
+        self.write = seconds
+
+    def share(self, count: int, kept: int, *, writes: bool) -> float:
+        """The share of a batch of ``count`` records to keep here, when ``kept`` records
+        are to be prepared here first (and a transaction written, if ``writes``)."""
+        if self.per_record is None or self.write is None:
+            return HERE_SHARE
+        busy = kept * self.per_record + (self.write if writes else 0.0)
+        return min(1.0, max(0.0, 1 - busy / (count * self.per_record)))
 
 
 class DigestWorker:
@@ -117,7 +168,7 @@ class DigestWorker:
         self.reader = reader
         self.batch_size = batch_size
         self.batch_bytes = batch_bytes
-        self._record_bytes = FIRST_RECORD_BYTES_GUESS  # mean record size of the last batch
+        self._record_bytes = FIRST_RECORD_BYTES_GUESS  # mean record size of the last part read
         self.node = node
         self.symbolicator = Symbolicator(StoreArtifacts(db), MapCache(symbolication_cache_bytes))
         self.preparer = Preparer(symbolicator=self.symbolicator)
@@ -132,6 +183,7 @@ class DigestWorker:
         self.alert_policy = alert_policy or AlertPolicy()
         self.child = PrepareProcess(log_level=log_level) if prepare_process else None
         self._ahead: _Ahead | None = None
+        self._balance = _Balance()
 
     def close(self) -> None:
         """Stop the prepare process, if any (the batch in hand is dropped, not lost)."""
@@ -154,33 +206,36 @@ class DigestWorker:
                 self._publish(positions, batch.drained, read_at, changed=False)
                 return 0
             count, size = len(batch.records), sum(map(SpoolRecord.decoded_size, batch.records))
+            self._record_bytes = max(1, size // count)
         else:  # its records are with the prepare process
             positions, read_at = ahead.start, ahead.read_at
             batch = Batch([], ahead.positions, ahead.drained)
             count, size = ahead.count, ahead.size
+        taken = _Taken(batch.positions, list(batch.drained), count, size, [count])
         try:
-            result = self._commit(batch, handed=ahead, ahead=True)
+            result = self._commit(batch, taken, handed=ahead, ahead=True)
         except SQLAlchemyError:
             if not self.db.ping():
                 raise  # the database is down: keep the spool, retry later
             # The database answers but refuses this batch: one record is poison (say, its
             # project was deleted after ingestion). Find it rather than stall every project.
             log.exception("digest batch refused; digesting its records one by one")
-            result = self._commit_singly(positions, count)
-        self._record_bytes = max(1, size // count)
-        released = self._release(batch.positions)
+            result = self._commit_singly(positions, taken.count)
+        released = self._release(taken.positions)
         if self._ahead is not None and released:
             self._ahead = self._ahead.without(released)
-        self._publish(batch.positions, batch.drained, read_at, changed=True)
+        self._publish(taken.positions, taken.drained, read_at, changed=True)
         self.stats.batches += 1
-        self.stats.records += count
-        self.stats.last_batch_size = count
+        self.stats.records += taken.count
+        self.stats.last_batch_size = taken.count
+        self.stats.parts += len(taken.parts)
+        self.stats.last_parts = tuple(taken.parts)
         self.stats.events_inserted += result.events_inserted
         self.stats.events_duplicate += result.events_duplicate
         if self.metrics:
-            self.metrics.digested(count, result)
+            self.metrics.digested(taken.count, result)
         self._vacuum()
-        return count
+        return taken.count
 
     def _vacuum(self) -> None:
         """Vacuum the errors table when it is time (``store.churn``). A failure is logged,
@@ -196,26 +251,52 @@ class DigestWorker:
         self._vacuum_at = now + max(VACUUM_INTERVAL_S, took / VACUUM_SHARE)
 
     def _batch_records(self) -> int:
-        """Records to read for the next batch: ``batch_size``, fewer when ``batch_bytes``
-        would be exceeded at the last batch's mean record size, decoded (a compressed
-        payload counts at its decompressed size). A batch's events are all parsed at
+        """Records to read for the next part: ``batch_size``, fewer when ``batch_bytes``
+        would be exceeded at the last part's mean record size, decoded (a compressed
+        payload counts at its decompressed size). A part's events are all parsed at
         once: the budget bounds the digest's memory (issue 10's 250 MB)."""
         if self.batch_bytes is None:
             return self.batch_size
         return max(1, min(self.batch_size, self.batch_bytes // self._record_bytes))
 
     def _commit(
-        self, batch: Batch, *, handed: _Ahead | None = None, ahead: bool = False
+        self,
+        batch: Batch,
+        taken: _Taken | None = None,
+        *,
+        handed: _Ahead | None = None,
+        ahead: bool = False,
     ) -> store_digest.BatchResult:
         """Write a batch and its new spool positions in one transaction. ``handed``: the
         batch is with the prepare process; ``ahead``: read the next batch and hand it to
-        the prepare process (if there is one) before this one is written."""
+        the prepare process (if there is one) before this one is written.
+
+        With ``ahead``, a digest that is behind takes more than one part: while the next
+        part read is full (the spool holds more) and fits in ``batch_size`` records with
+        the parts taken, it joins this transaction (``taken`` counts them) once prepared.
+        A part's records are parsed at once, so ``batch_bytes`` bounds each part; only
+        the rows prepared from them wait for the write. Each commit rewrites the pages
+        its rows touch (the tag counts' are spread over their whole table), so fewer,
+        larger transactions cost less CPU and disk per event (docs/performance.md,
+        "Transactions of several parts")."""
         try:
-            prepared = self._prepared(batch, handed)
-            following = self._read_ahead(batch) if ahead else None
+            prepared, kept = self._collect(batch, handed)
+            following = self._read_ahead(batch, taken, len(kept)) if ahead else None
+            prepared.extend(self._prepare_here(kept))  # while the child has the following
+            while following is not None and following.joins and taken is not None:
+                part = Batch([], following.positions, following.drained)
+                more, kept = self._collect(part, following)
+                taken.add(following)
+                following = self._read_ahead(part, taken, len(kept))
+                more.extend(self._prepare_here(kept))
+                prepared.extend(more)
+            started = time.perf_counter()
             with self.db.write() as conn:
                 result = self._write(conn, prepared)
-                cursors.advance(conn, self.node, batch.positions)
+                cursors.advance(
+                    conn, self.node, batch.positions if taken is None else taken.positions
+                )
+            self._balance.wrote(time.perf_counter() - started)
         except BaseException:
             # Whatever failed (the write, or a read while the child held a batch: the
             # database went away), the child's answer is not taken: drop it, or the next
@@ -226,34 +307,44 @@ class DigestWorker:
         self._ahead = following
         return result
 
-    def _prepared(self, batch: Batch, handed: _Ahead | None) -> PreparedBatch:
-        """The batch prepared: by the prepare process if it has it or can take it now,
-        but for its last records, which this process prepares meanwhile (``_hand``);
-        else all here."""
-        kept = handed.kept if handed is not None else None
-        if self.child is not None and kept is None:
-            kept = self._hand(batch.records)
-        if self.child is not None and kept is not None:
-            mine = self._prepare_here(kept)
-            try:
-                prepared = self.child.result()
-            except ChildGone:  # logged by the child's handle: all prepared here instead
-                if handed is not None:
-                    batch = self.reader.read(handed.start, handed.count)
-            else:
-                prepared.extend(mine)
-                return prepared
-        return self._prepare_here(batch.records)
+    def _collect(self, batch: Batch, handed: _Ahead | None) -> tuple[PreparedBatch, list[bytes]]:
+        """The batch prepared, but for the records this process is to prepare once it has
+        handed the next batch (returned with it: the last records of a batch handed
+        earlier, ``_Ahead.kept``). A batch not handed yet is handed now if the prepare
+        process can take it, and its last records (``_hand``) are prepared here while it
+        works; else all of it here. The prepare process is free again on return."""
+        if self.child is None:
+            return self._prepare_here(batch.records), []
+        if handed is not None:
+            mine, kept = PreparedBatch(), handed.kept
+        else:
+            first = self._hand(batch.records, HALF_SHARE)
+            if first is None:
+                return self._prepare_here(batch.records), []
+            mine, kept = self._prepare_here(first), []
+        try:
+            prepared = self.child.result()
+        except ChildGone:  # logged by the child's handle: all prepared here instead
+            if handed is not None:
+                batch = self.reader.read(handed.start, handed.count)
+            return self._prepare_here(batch.records), []
+        prepared.extend(mine)
+        return prepared, kept
 
     def _prepare_here(self, raw: list[bytes]) -> PreparedBatch:
+        if not raw:
+            return PreparedBatch()
+        started = time.perf_counter()
         records = read_records(raw)
         with self.db.read() as conn:
             configs = self.configs.load(conn, project_ids(records))
-        return self.preparer.prepare(records, configs)
+        prepared = self.preparer.prepare(records, configs)
+        self._balance.prepared(len(raw), time.perf_counter() - started)
+        return prepared
 
-    def _hand(self, records: list[bytes]) -> list[bytes] | None:
-        """Hand records to the prepare process, but for the last ``HERE_SHARE`` of them,
-        which are returned: this process prepares them while it would wait anyway. None
+    def _hand(self, records: list[bytes], share: float) -> list[bytes] | None:
+        """Hand records to the prepare process, but for the last ``share`` of them, which
+        are returned: this process prepares them while it would wait anyway. None
         (nothing handed) when one of their projects has source map artifacts
         (symbolication reads the database: prepared here) or the process is not there."""
         assert self.child is not None
@@ -262,34 +353,44 @@ class DigestWorker:
             configs = self.configs.load(conn, projects)
             if store_artifacts.projects_with_artifacts(conn, configs):
                 return None
-        cut = len(records) - int(len(records) * HERE_SHARE)
+        cut = len(records) - int(len(records) * share)
         try:
             self.child.submit(records[:cut], configs)
         except ChildGone:
             return None
         return records[cut:]
 
-    def _read_ahead(self, batch: Batch) -> _Ahead | None:
+    def _read_ahead(self, batch: Batch, taken: _Taken | None, kept: int) -> _Ahead | None:
         """The batch after ``batch``, handed to the prepare process to be prepared while
-        ``batch`` is written; None without a prepare process, at the spool's end, or when
-        it is to be prepared here (it is read again then)."""
+        this process prepares the ``kept`` records of ``batch`` it kept and, unless the
+        batch read joins ``taken``'s transaction (``_commit``), writes; None without a
+        prepare process, at the spool's end, or when it is to be prepared here (it is
+        read again then)."""
         if self.child is None:
             return None
         read_at = time.time()
-        following = self.reader.read(batch.positions, self._batch_records())
+        wanted = self._batch_records()
+        following = self.reader.read(batch.positions, wanted)
         if not following.records:
             return None
-        kept = self._hand(following.records)
-        if kept is None:
+        count = len(following.records)
+        size = sum(map(SpoolRecord.decoded_size, following.records))
+        self._record_bytes = max(1, size // count)
+        full = count == wanted  # the spool holds more: the digest is behind
+        joins = full and taken is not None and taken.count + count <= self.batch_size
+        share = self._balance.share(count, kept, writes=not joins)
+        mine = self._hand(following.records, share)
+        if mine is None:
             return None
         return _Ahead(
             start=batch.positions,
             positions=following.positions,
             drained=following.drained,
-            count=len(following.records),
-            size=sum(map(SpoolRecord.decoded_size, following.records)),
+            count=count,
+            size=size,
             read_at=read_at,
-            kept=kept,
+            kept=mine,
+            joins=joins,
         )
 
     def _commit_singly(self, positions: dict[str, int], count: int) -> store_digest.BatchResult:

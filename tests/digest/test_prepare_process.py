@@ -92,14 +92,15 @@ def test_batches_prepared_in_the_child_are_stored_as_in_process_and_once(
     assert rows(db) == in_child
 
 
+@pytest.mark.parametrize("prepare_process", [True, False], ids=["child", "in process"])
 def test_a_digest_behind_writes_transactions_of_several_parts_each_record_once(
-    settings: Settings, db: Database
+    settings: Settings, db: Database, prepare_process: bool
 ) -> None:
     """Each part is parsed at once, so it stays within the memory budget; the rows of
     several parts share one transaction (fewer commits: issue 10); a part that is not
     full (the digest caught up) is not waited for."""
     fill(settings, db, 23)
-    digest = worker(settings, db, prepare_process=True, parts=True)
+    digest = worker(settings, db, prepare_process=prepare_process, parts=True)
     transactions = []
     try:
         while digest.run_once():
@@ -164,7 +165,8 @@ def test_a_database_outage_at_any_point_leaves_the_child_free_and_costs_no_recor
     fill(settings, db)
     digest = worker(settings, db, prepare_process=True, parts=parts)
     try:
-        assert digest.run_once() in (5, 6)  # 6: a part of 1 (the size guess), then one of 5
+        first = digest.run_once()
+        assert first == 5 or (parts and first <= 10)  # parts: a guess's part of 1, then ~5s
         assert digest._ahead is not None  # the next batch is with the child now
         calls = [0]
 
@@ -200,7 +202,7 @@ def test_a_dead_child_costs_no_record_and_the_batch_is_prepared_here(
     digest = worker(settings, db, prepare_process=True, parts=parts)
     try:
         first = digest.run_once()
-        assert first in (5, 6)  # 6: a part of 1 (the size guess), then one of 5
+        assert first == 5 or (parts and first <= 10)  # parts: a guess's part of 1, then ~5s
         assert digest._ahead is not None  # the next batch is with the child now
         assert digest.child is not None and digest.child.pending
         assert digest.child.pid is not None

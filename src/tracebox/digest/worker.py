@@ -66,7 +66,8 @@ class _Ahead:
     """The batch after the one being written: read from that one's end before it
     committed, and handed to the prepare process, which prepares it meanwhile. Only its
     last records (``kept``, which this process prepares) are kept here; the others are
-    read again should the prepare process fail."""
+    read again should the prepare process fail. Without a prepare process: a batch read
+    to join the transaction, all of it ``kept``."""
 
     start: dict[str, int]  # the positions it was read from: the last batch's end
     positions: dict[str, int]  # as ``Batch.positions``
@@ -314,7 +315,7 @@ class DigestWorker:
         process can take it, and its last records (``_hand``) are prepared here while it
         works; else all of it here. The prepare process is free again on return."""
         if self.child is None:
-            return self._prepare_here(batch.records), []
+            return self._prepare_here(handed.kept if handed is not None else batch.records), []
         if handed is not None:
             mine, kept = PreparedBatch(), handed.kept
         else:
@@ -363,13 +364,14 @@ class DigestWorker:
     def _read_ahead(self, batch: Batch, taken: _Taken | None, kept: int) -> _Ahead | None:
         """The batch after ``batch``, handed to the prepare process to be prepared while
         this process prepares the ``kept`` records of ``batch`` it kept and, unless the
-        batch read joins ``taken``'s transaction (``_commit``), writes; None without a
-        prepare process, at the spool's end, or when it is to be prepared here (it is
-        read again then)."""
-        if self.child is None:
+        batch read joins ``taken``'s transaction (``_commit``), writes. None at the
+        spool's end, or when it is to be prepared here (it is read again then). Without
+        a prepare process, only a batch that joins ``taken`` is read (and all of it is
+        prepared here)."""
+        wanted = self._batch_records()
+        if self.child is None and (taken is None or taken.count + wanted > self.batch_size):
             return None
         read_at = time.time()
-        wanted = self._batch_records()
         following = self.reader.read(batch.positions, wanted)
         if not following.records:
             return None
@@ -378,8 +380,10 @@ class DigestWorker:
         self._record_bytes = max(1, size // count)
         full = count == wanted  # the spool holds more: the digest is behind
         joins = full and taken is not None and taken.count + count <= self.batch_size
-        share = self._balance.share(count, kept, writes=not joins)
-        mine = self._hand(following.records, share)
+        if self.child is None:
+            mine = following.records if joins else None
+        else:
+            mine = self._hand(following.records, self._balance.share(count, kept, writes=not joins))
         if mine is None:
             return None
         return _Ahead(

@@ -303,8 +303,8 @@ def render(r: dict[str, Any]) -> str:
     for n, d in enumerate(r["per_node"]):
         lines.append(
             f"  node {n}: {d['records']:,} records in {d['seconds']:.2f} s,"
-            f" {d['batches']} batches of {d.get('parts', d['batches'])} parts,"
-            f" CPU {d['cpu_seconds']:.2f} s, peak RSS {d.get('peak_rss_mb', 0):.1f} MB"
+            f" {d['batches']} batches of {d['parts']} parts,"
+            f" CPU {d['cpu_seconds']:.2f} s, peak RSS {d['peak_rss_mb']:.1f} MB"
         )
     ok = r["stored"] == r["counted"] == r["events"]
     lines.append(

@@ -73,7 +73,6 @@ class _Ahead:
     positions: dict[str, int]  # as ``Batch.positions``
     drained: list[str]
     count: int
-    size: int  # bytes of its records
     read_at: float
     kept: list[bytes]  # its last records, which this process prepares (``_hand``)
     joins: bool  # it joins the transaction of the batch it was read after (``_commit``)
@@ -94,15 +93,15 @@ class _Taken:
 
     positions: dict[str, int]  # as ``Batch.positions``, after its last part
     drained: list[str]
-    count: int
-    size: int  # bytes of its records, decoded
     parts: list[int]  # records per part
+
+    @property
+    def count(self) -> int:
+        return sum(self.parts)
 
     def add(self, part: _Ahead) -> None:
         self.positions = part.positions
         self.drained += part.drained
-        self.count += part.count
-        self.size += part.size
         self.parts.append(part.count)
 
 
@@ -206,13 +205,13 @@ class DigestWorker:
                 self._release(positions)
                 self._publish(positions, batch.drained, read_at, changed=False)
                 return 0
-            count, size = len(batch.records), sum(map(SpoolRecord.decoded_size, batch.records))
-            self._record_bytes = max(1, size // count)
+            count = len(batch.records)
+            self._measure(batch.records)
         else:  # its records are with the prepare process
             positions, read_at = ahead.start, ahead.read_at
             batch = Batch([], ahead.positions, ahead.drained)
-            count, size = ahead.count, ahead.size
-        taken = _Taken(batch.positions, list(batch.drained), count, size, [count])
+            count = ahead.count
+        taken = _Taken(batch.positions, list(batch.drained), [count])
         try:
             result = self._commit(batch, taken, handed=ahead, ahead=True)
         except SQLAlchemyError:
@@ -259,6 +258,11 @@ class DigestWorker:
         if self.batch_bytes is None:
             return self.batch_size
         return max(1, min(self.batch_size, self.batch_bytes // self._record_bytes))
+
+    def _measure(self, records: list[bytes]) -> None:
+        """Size the next part on these records' mean size, decoded."""
+        size = sum(map(SpoolRecord.decoded_size, records))
+        self._record_bytes = max(1, size // len(records))
 
     def _commit(
         self,
@@ -376,8 +380,7 @@ class DigestWorker:
         if not following.records:
             return None
         count = len(following.records)
-        size = sum(map(SpoolRecord.decoded_size, following.records))
-        self._record_bytes = max(1, size // count)
+        self._measure(following.records)
         full = count == wanted  # the spool holds more: the digest is behind
         joins = full and taken is not None and taken.count + count <= self.batch_size
         if self.child is None:
@@ -391,7 +394,6 @@ class DigestWorker:
             positions=following.positions,
             drained=following.drained,
             count=count,
-            size=size,
             read_at=read_at,
             kept=mine,
             joins=joins,

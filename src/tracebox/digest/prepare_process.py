@@ -132,9 +132,7 @@ class PrepareProcess:
         self._pending = False
         if proc is None:
             return
-        for pipe in (proc.stdin, proc.stdout):
-            if pipe is not None:
-                pipe.close()
+        _close_pipes(proc)
         try:
             proc.wait(STOP_TIMEOUT_S)
         except subprocess.TimeoutExpired:
@@ -169,10 +167,18 @@ class PrepareProcess:
         if proc is not None:
             proc.kill()
             proc.wait()
-            for pipe in (proc.stdin, proc.stdout):
-                if pipe is not None:
-                    pipe.close()
+            _close_pipes(proc)
         raise ChildGone(why)
+
+
+def _close_pipes(proc: subprocess.Popen[bytes]) -> None:
+    """Close both pipes to the child. Closing its input flushes what a failed write left
+    buffered: to a child that is gone, that raises (BrokenPipeError), and the pipe
+    behind it would stay open."""
+    for pipe in (proc.stdin, proc.stdout):
+        if pipe is not None:
+            with contextlib.suppress(OSError):
+                pipe.close()
 
 
 def _pipe(stream: IO[bytes] | None) -> IO[bytes]:

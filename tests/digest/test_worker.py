@@ -111,6 +111,52 @@ def test_batches_are_applied_once(settings: Settings, db: Database) -> None:
     assert len(stored_ids(db)) == 25
 
 
+class _Arrivals:
+    """The stop event of ``run_forever``: each wait is recorded with the size of the batch
+    before it, and the next arrival of records is spooled during it (as if they came
+    meanwhile); once none is left, the wait stops the digest."""
+
+    def __init__(
+        self, settings: Settings, digest: DigestWorker, project_id: int, arrivals: list[int]
+    ) -> None:
+        self.settings, self.digest, self.arrivals = settings, digest, arrivals
+        self.project_id = project_id
+        self.waits: list[tuple[int, float]] = []  # (records of the batch before, seconds)
+        self.stopped = False
+        self.next_id = 100
+
+    def is_set(self) -> bool:
+        return self.stopped
+
+    def wait(self, timeout: float) -> bool:
+        self.waits.append((self.digest.stats.last_batch_size, timeout))
+        if not self.arrivals:
+            self.stopped = True
+            return True
+        count = self.arrivals.pop(0)
+        ids = range(self.next_id, self.next_id + count)
+        self.next_id += count
+        spool(self.settings, [event_record(self.project_id, n) for n in ids])
+        return False
+
+
+def test_a_digest_that_keeps_up_starts_a_batch_at_most_once_per_interval(
+    settings: Settings, db: Database
+) -> None:
+    """What arrives while the digest waits is one batch, however it arrived; a digest that
+    is behind (its batch was full) does not wait."""
+    with db.write() as conn:
+        project = projects.create(conn, "acme/web", "web")
+    spool(settings, [event_record(project.id, n) for n in range(3)])
+    digest = DigestWorker(db, SpoolReader(settings.spool_dir), batch_size=10)
+    stop = _Arrivals(settings, digest, project.id, [4, 12])
+    digest.run_forever(stop, poll_interval=0.001, batch_interval=5.0)  # type: ignore[arg-type]
+    assert [records for records, _ in stop.waits] == [3, 4, 2]  # not after the 10
+    assert all(4.0 < seconds <= 5.0 for _, seconds in stop.waits)
+    assert digest.stats.batches == 4
+    assert len(stored_ids(db)) == 3 + 4 + 12
+
+
 def test_the_batch_budget_counts_compressed_payloads_at_their_decoded_size(
     settings: Settings, db: Database
 ) -> None:

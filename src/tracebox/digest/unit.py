@@ -39,6 +39,7 @@ def run_unit(ctx: UnitContext) -> None:
         worker.run_forever(
             ctx.stop,
             poll_interval=settings.digest_poll_interval_ms / 1000,
+            batch_interval=settings.digest_batch_interval_ms / 1000,
             reminder_seconds=settings.log_reminder_seconds,
             beat=ctx.beat,
         )

@@ -184,6 +184,7 @@ class DigestWorker:
         self.child = PrepareProcess(log_level=log_level) if prepare_process else None
         self._ahead: _Ahead | None = None
         self._balance = _Balance()
+        self._caught_up = False  # the last read took every record the spool held
 
     def close(self) -> None:
         """Stop the prepare process, if any (the batch in hand is dropped, not lost)."""
@@ -200,7 +201,9 @@ class DigestWorker:
             with self.db.read() as conn:
                 positions = cursors.load(conn, self.node)
             read_at = time.time()
-            batch = self.reader.read(positions, self._batch_records())
+            wanted = self._batch_records()
+            batch = self.reader.read(positions, wanted)
+            self._caught_up = len(batch.records) < wanted
             if not batch.records:
                 self._release(positions)
                 self._publish(positions, batch.drained, read_at, changed=False)
@@ -369,20 +372,24 @@ class DigestWorker:
         """The batch after ``batch``, handed to the prepare process to be prepared while
         this process prepares the ``kept`` records of ``batch`` it kept and, unless the
         batch read joins ``taken``'s transaction (``_commit``), writes. None at the
-        spool's end, or when it is to be prepared here (it is read again then). Without
-        a prepare process, only a batch that joins ``taken`` is read (and all of it is
-        prepared here)."""
+        spool's end, when it is to be prepared here (it is read again then), and when
+        the spool holds no more than it (or than ``batch``): a digest that keeps up reads
+        its next batch whole, after ``run_forever``'s batch interval. Without a prepare
+        process, only a batch that joins ``taken`` is read (and all of it is prepared
+        here)."""
         wanted = self._batch_records()
+        if self._caught_up:
+            return None
         if self.child is None and (taken is None or taken.count + wanted > self.batch_size):
             return None
         read_at = time.time()
         following = self.reader.read(batch.positions, wanted)
-        if not following.records:
-            return None
         count = len(following.records)
+        self._caught_up = count < wanted
+        if self._caught_up:
+            return None  # read again, whole, for the next batch (``run_forever``)
         self._measure(following.records)
-        full = count == wanted  # the spool holds more: the digest is behind
-        joins = full and taken is not None and taken.count + count <= self.batch_size
+        joins = taken is not None and taken.count + count <= self.batch_size
         if self.child is None:
             mine = following.records if joins else None
         else:
@@ -498,12 +505,20 @@ class DigestWorker:
         stop: threading.Event,
         *,
         poll_interval: float,
+        batch_interval: float = 0.0,
         reminder_seconds: float = 60.0,
         beat: Callable[[], None] = lambda: None,
     ) -> None:
         """Digest until ``stop`` is set, finishing the batch in hand. A failure keeps the
         spool and is retried after a pause; it is logged when it starts, reminded while it
-        lasts, and logged when over. ``beat`` is called every round (the heartbeat)."""
+        lasts, and logged when over. ``beat`` is called every round (the heartbeat).
+
+        An empty spool is read again every ``poll_interval`` seconds. While the digest
+        keeps up (a batch took every record the spool held), it starts a batch at most
+        every ``batch_interval`` seconds: what arrives meanwhile waits for the next one.
+        Batches then gather the events of that interval rather than the few that came
+        during the last write, and every transaction costs its commit and the pages it
+        rewrites (docs/performance.md, "A digest that keeps up waits for a batch")."""
         database_down = LoggedCondition(
             log,
             "database unavailable; the digest keeps the spool",
@@ -512,6 +527,7 @@ class DigestWorker:
         failing = LoggedCondition(log, "digest batch failed", reminder_seconds=reminder_seconds)
         while not stop.is_set():
             beat()
+            started = time.monotonic()
             try:
                 digested = self.run_once()
             except Exception as e:
@@ -525,3 +541,5 @@ class DigestWorker:
             failing.cleared()
             if digested == 0:
                 stop.wait(poll_interval)
+            elif self._caught_up:
+                stop.wait(max(0.0, batch_interval - (time.monotonic() - started)))

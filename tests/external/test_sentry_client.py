@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 import ssl
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -121,3 +124,18 @@ def test_a_refused_certificate_is_named(tls_server: str) -> None:
     assert e.value.kind == "tls"
     assert "TLS error with 127.0.0.1" in e.value.message
     assert "certificate" in e.value.message
+
+
+def test_a_web_worker_loads_the_client_on_its_first_request(tmp_path: Path) -> None:
+    """Every web worker's memory counts toward the server's 250 MB (issue 10); most
+    servers never link a Sentry server, so httpx (~4 MB) loads when one is asked."""
+    code = (
+        "import sys; from tracebox.app import create_app_from_env; create_app_from_env();"
+        "from tracebox.tracking import ExternalBackend;"
+        "print(sorted(m for m in ('httpx', 'tracebox.sentry_client.client') if m in sys.modules))"
+    )
+    env = {**os.environ, "TRACEBOX_DATA_DIR": str(tmp_path / "data")}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
+    assert out.stdout.strip() == "[]"

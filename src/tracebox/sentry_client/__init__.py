@@ -18,13 +18,14 @@ from tracebox import lazy
 from tracebox.sentry_client.errors import SentryError
 
 if TYPE_CHECKING:
-    from tracebox.sentry_client.client import ClientOptions, SentryClient, SentryResponse
+    from tracebox.sentry_client.client import SentryClient, SentryResponse
+    from tracebox.sentry_client.options import ClientOptions
     from tracebox.sentry_client.pagination import Links, parse_link_header
 
 __getattr__ = lazy.exports(
     __name__,
     {
-        "ClientOptions": "client",
+        "ClientOptions": "options",
         "SentryClient": "client",
         "SentryResponse": "client",
         "Links": "pagination",

@@ -11,19 +11,12 @@ import httpx
 import orjson
 
 from tracebox.sentry_client.errors import TOKEN_REFUSED, SentryError
+from tracebox.sentry_client.options import ClientOptions
 from tracebox.sentry_client.pagination import Links, parse_link_header
 from tracebox.sentry_client.safety import check_destination
 
 SLASHES = re.compile(r"/{2,}")  # Sentry answers 404 to paths with doubled slashes (GitLab)
 OK_STATUSES = range(200, 205)  # as GitLab: anything outside 200..204 is an error
-
-
-@dataclass(frozen=True)
-class ClientOptions:
-    connect_timeout_s: float = 5.0
-    read_timeout_s: float = 10.0
-    max_response_bytes: int = 1024 * 1024  # as GitLab's Sentry client (1 MB)
-    allow_local_network: bool = False
 
 
 @dataclass(frozen=True)

@@ -8,14 +8,17 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from tracebox.config import Settings
-from tracebox.sentry_client import ClientOptions, SentryClient, SentryResponse
+from tracebox.sentry_client import ClientOptions
 from tracebox.tracking.crypto import TokenCipher
 from tracebox.tracking.instance_secret import instance_secret
+
+if TYPE_CHECKING:  # the client and httpx are loaded on its first request (~4 MB)
+    import httpx
+
+    from tracebox.sentry_client import SentryClient, SentryResponse
 
 MAX_CACHE_ENTRIES = 500
 
@@ -76,4 +79,6 @@ class ExternalBackend:
         )
 
     def client(self, host: str, token: str) -> SentryClient:
+        from tracebox.sentry_client import SentryClient
+
         return SentryClient(host, token, self.options, transport=self.transport)

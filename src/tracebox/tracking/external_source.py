@@ -11,12 +11,12 @@ cached for a few seconds; a status change forgets the project's cached answers.
 from __future__ import annotations
 
 import builtins
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from tracebox.errors import BadRequest, InvalidParameter, NotFound
 from tracebox.search import SearchQuery
-from tracebox.sentry_client import SentryClient, SentryError, SentryResponse
+from tracebox.sentry_client import SentryError
 from tracebox.sentry_client.pagination import MAX_CURSOR_LENGTH
 from tracebox.store.projects import ExternalLink
 from tracebox.tracking import sentry_mapping as mapping
@@ -32,6 +32,9 @@ from tracebox.tracking.models import (
     ReleaseHealth,
     UserRef,
 )
+
+if TYPE_CHECKING:  # the client and httpx load on the first request
+    from tracebox.sentry_client import SentryClient, SentryResponse
 
 SENTRY_SORTS = {ErrorSort.FREQUENCY: "freq", ErrorSort.FIRST_SEEN: "new"}  # last_seen: default
 

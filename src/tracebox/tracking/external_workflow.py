@@ -6,12 +6,12 @@ Comments and "all matching" bulk changes stay on Sentry's own UI."""
 from __future__ import annotations
 
 import builtins
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tracebox.errors import BadRequest
 from tracebox.models import ErrorStatus
 from tracebox.search import SearchQuery
-from tracebox.sentry_client import SentryClient, SentryError, SentryResponse
+from tracebox.sentry_client import SentryError
 from tracebox.store.projects import ExternalLink
 from tracebox.tracking import sentry_mapping as mapping
 from tracebox.tracking.external_backend import ExternalBackend
@@ -26,6 +26,9 @@ from tracebox.tracking.models import (
     StatusChange,
     UserRef,
 )
+
+if TYPE_CHECKING:  # the client and httpx load on the first request
+    from tracebox.sentry_client import SentryClient, SentryResponse
 
 NOT_HERE = "{what} of an error linked to a Sentry server are made in Sentry itself"
 Json = dict[str, Any]

@@ -9,7 +9,6 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
 import orjson
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
@@ -56,6 +55,8 @@ async def send_test_event(r: Req, project: str) -> Response:
         r.flash("alert", "This project has no active client key: create one in the settings.")
         return r.redirect(back)
     event = test_event(r.principal.user.username)
+    import httpx  # here: a web worker that never sends a test event does not load it (~4 MB)
+
     transport = httpx.ASGITransport(app=r.request.app, client=("127.0.0.1", 0))
     async with httpx.AsyncClient(transport=transport, base_url="http://tracebox") as client:
         response = await client.post(

@@ -371,15 +371,14 @@ class DigestWorker:
     def _read_ahead(self, batch: Batch, taken: _Taken | None, kept: int) -> _Ahead | None:
         """The batch after ``batch``, handed to the prepare process to be prepared while
         this process prepares the ``kept`` records of ``batch`` it kept and, unless the
-        batch read joins ``taken``'s transaction (``_commit``), writes. None at the
-        spool's end, when it is to be prepared here (it is read again then), and when
-        the spool holds no more than it (or than ``batch``): a digest that keeps up reads
-        its next batch whole, after ``run_forever``'s batch interval. Without a prepare
-        process, only a batch that joins ``taken`` is read (and all of it is prepared
-        here)."""
-        wanted = self._batch_records()
+        batch read joins ``taken``'s transaction (``_commit``), writes. None when it is
+        to be prepared here (it is read again then), and when ``batch`` or the part read
+        took every record the spool held: a digest that keeps up reads its next batch
+        whole, after ``run_forever``'s batch interval. Without a prepare process, only a
+        batch that joins ``taken`` is read (and all of it is prepared here)."""
         if self._caught_up:
             return None
+        wanted = self._batch_records()
         if self.child is None and (taken is None or taken.count + wanted > self.batch_size):
             return None
         read_at = time.time()

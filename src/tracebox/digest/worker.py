@@ -142,9 +142,11 @@ class DigestWorker:
 
     With ``prepare_process`` the batches are prepared in a child process
     (``digest.prepare_process``): while batch N is written, batch N+1 is already read
-    and being prepared. It is read from N's end positions and its own transaction
-    advances the cursors from there, so exactly-once is unchanged; if N's transaction
-    fails, N+1 is dropped and read again from the stored cursors.
+    and being prepared, when the spool holds a full one (a digest that keeps up reads
+    its next batch after ``run_forever``'s batch interval instead). It is read from N's
+    end positions and its own transaction advances the cursors from there, so
+    exactly-once is unchanged; if N's transaction fails, N+1 is dropped and read again
+    from the stored cursors.
     """
 
     def __init__(

@@ -87,18 +87,24 @@ class Snapshot:
     def session_count(self) -> int:
         return sum(r["sessions"] for r in self.releases)
 
+    def errored_count(self) -> int:
+        return sum(r["errored"] for r in self.releases)
+
 
 def snapshot(api: ErrorTrackingClient, project_id: int) -> Snapshot:
     return Snapshot(api.errors(project_id), api.releases(project_id))
 
 
 def is_complete(snap: Snapshot, expected: Expected, repeat: int) -> bool:
-    """Everything the program sent has been digested (or will never be)."""
+    """Everything the program sent has been digested (or will never be). A session's
+    update that marks it errored may come in a later envelope than its start, and be
+    digested in a later batch (up to ``TRACEBOX_DIGEST_BATCH_INTERVAL_MS`` later)."""
     exceptions = snap.by_type(expected.exception_type)
     return (
         sum(e["events_count"] for e in snap.errors) >= repeat + 1
         and (not exceptions or exceptions[0]["events_count"] >= repeat)
         and snap.session_count() >= expected.sessions
+        and snap.errored_count() >= min(expected.sessions, 1)
     )
 
 

@@ -126,7 +126,7 @@ def test_a_refused_certificate_is_named(tls_server: str) -> None:
     assert "certificate" in e.value.message
 
 
-def test_a_web_worker_loads_the_client_on_its_first_request(tmp_path: Path) -> None:
+def test_a_web_worker_does_not_load_the_client_until_one_is_needed(tmp_path: Path) -> None:
     """Every web worker's memory counts toward the server's 250 MB (issue 10); most
     servers never link a Sentry server, so httpx (~4 MB) loads when one is asked."""
     code = (

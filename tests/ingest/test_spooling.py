@@ -3,8 +3,10 @@ decided, credentials and rate limit checked before the body; the rest is the dig
 
 from __future__ import annotations
 
+import binascii
 import gzip
 import time
+import zlib
 from collections.abc import Iterator
 
 import orjson
@@ -48,6 +50,46 @@ def test_event_item_is_spooled_byte_for_byte(ingest: Ingest) -> None:
     assert stored_event_ids(ingest) == ["c" * 32]
 
 
+_ENCODERS = {
+    "gzip": gzip.compress,
+    "X-Gzip": gzip.compress,
+    "deflate": zlib.compress,
+    "identity": lambda body: body,
+}
+
+
+@pytest.mark.parametrize(
+    ("encoding", "attachment", "as_sent"),
+    [
+        ("gzip", b"", True),
+        ("X-Gzip", b"", True),
+        ("gzip", b"a" * 2000, False),  # the body holds more than the event: compressed alone
+        ("deflate", b"", False),
+        ("identity", b"", False),
+    ],
+)
+def test_an_event_that_is_nearly_all_of_a_gzip_body_is_spooled_as_that_body(
+    ingest: Ingest, encoding: str, attachment: bytes, as_sent: bool
+) -> None:
+    """The web worker compresses nothing for it; the digest reads the item back from it."""
+    payload = orjson.dumps({**EVENT, "extra": {"padding": "p" * 3000}})
+    items = [({"type": "event"}, payload)]
+    if attachment:
+        items.append(({"type": "attachment", "length": len(attachment)}, attachment))
+    body = _ENCODERS[encoding](envelope(*items, headers={"event_id": "c" * 32}))
+    r = ingest.client.post(
+        ingest.url("envelope"),
+        content=body,
+        headers={**ingest.auth(), "Content-Encoding": encoding},
+    )
+    assert r.status_code == 200, r.text
+    raw = SpoolReader(ingest.settings.spool_dir).read({}, 1000).records
+    record = SpoolRecord.decode(raw[0])
+    assert (record.kind, record.payload) == (RecordKind.EVENT, payload)
+    assert raw[0].endswith(body) is as_sent
+    assert stored_event_ids(ingest) == ["c" * 32]
+
+
 @pytest.mark.parametrize(
     ("headers", "payload_id", "expected"),
     [
@@ -67,6 +109,27 @@ def test_the_answered_id_is_the_stored_id(
     answered = r.json()["id"]
     assert answered == expected or (expected is None and len(answered) == 32)
     assert stored_event_ids(ingest) == [answered]
+
+
+@pytest.mark.parametrize(
+    ("encoding", "base64", "as_sent"),
+    [("gzip", False, True), ("gzip", True, False), ("deflate", False, False)],
+)
+def test_a_store_body_sent_as_gzip_is_spooled_as_that_body(
+    ingest: Ingest, encoding: str, base64: bool, as_sent: bool
+) -> None:
+    """sentry-python and sentry-php send their errors to the store endpoint, gzip."""
+    payload = orjson.dumps({**EVENT, "event_id": "d" * 32, "extra": {"padding": "p" * 3000}})
+    json = binascii.b2a_base64(zlib.compress(payload)) if base64 else payload
+    body = _ENCODERS[encoding](json)
+    r = ingest.client.post(
+        ingest.url("store"), content=body, headers={**ingest.auth(), "Content-Encoding": encoding}
+    )
+    assert r.status_code == 200, r.text
+    [raw] = SpoolReader(ingest.settings.spool_dir).read({}, 1000).records
+    assert SpoolRecord.decode(raw).payload == payload
+    assert raw.endswith(body) is as_sent
+    assert stored_event_ids(ingest) == ["d" * 32]
 
 
 def test_store_body_without_an_id_gets_one_that_is_stored(ingest: Ingest) -> None:

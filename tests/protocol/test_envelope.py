@@ -158,9 +158,15 @@ items = st.builds(Item, item_headers, payloads)
 def test_serialize_parse_round_trip(
     envelope_headers: dict[str, Any], envelope_items: list[Item]
 ) -> None:
-    parsed = parse(serialize_envelope(Envelope(envelope_headers, envelope_items)))
+    data = serialize_envelope(Envelope(envelope_headers, envelope_items))
+    parsed = parse(data)
     assert parsed.headers == envelope_headers
     assert [i.payload for i in parsed.items] == [i.payload for i in envelope_items]
+    # Ingest spools a gzip body with an item's place in it: the place must be exact.
+    assert parsed.size == len(data)
+    assert [
+        data[i.offset : i.offset + len(i.payload)] for i in parsed.items if i.offset is not None
+    ] == [i.payload for i in parsed.items]
     assert [i.headers for i in parsed.items] == [
         {**i.headers, "length": len(i.payload)} for i in envelope_items
     ]
@@ -185,6 +191,9 @@ def test_items_without_length_round_trip(
     data = b"\n".join(lines) + (b"\n" if final_newline else b"")
     parsed = parse(data)
     assert [(i.headers, i.payload) for i in parsed.items] == pairs
+    assert [
+        data[i.offset : i.offset + len(i.payload)] for i in parsed.items if i.offset is not None
+    ] == [i.payload for i in parsed.items]
 
 
 @settings(max_examples=300, deadline=None)

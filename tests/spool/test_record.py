@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import gzip
 import struct
+from collections.abc import Callable
 
 import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tracebox.spool.record import RecordError, RecordKind, SpoolRecord
+from tracebox.spool.record import RecordError, RecordKind, SentGzip, SpoolRecord
 
 RECEIVED = 1_700_000_000.25
 
@@ -80,6 +82,68 @@ def test_a_compressed_payload_that_does_not_decompress_names_its_project() -> No
     with pytest.raises(RecordError, match="does not decompress") as raised:
         SpoolRecord.decode(bytes(data))
     assert raised.value.project_id == 9
+
+
+def _sent_gzip(item: bytes, before: bytes = b'{"event_id":"c"}\n{"type":"event"}\n') -> SentGzip:
+    return SentGzip(gzip.compress(before + item + b"\n"), len(before))
+
+
+def test_an_event_sent_as_gzip_is_spooled_as_its_body_and_read_back_as_sent() -> None:
+    """Nothing is compressed again: the record holds the request body as the SDK sent it,
+    and the item's place in it."""
+    payload = orjson.dumps({"message": "x", "frames": [{"lineno": n} for n in range(200)]})
+    sent = _sent_gzip(payload)
+    record = SpoolRecord(RecordKind.EVENT, 7, 3, RECEIVED, payload, event_id="c" * 32, sent=sent)
+    data = record.encode()
+    length = struct.unpack_from("<BI", data)[1]
+    header = orjson.loads(data[5 : 5 + length])
+    assert (header["g"], "z" in header) == ([sent.offset, len(payload)], False)
+    assert data.endswith(sent.body)
+    decoded = SpoolRecord.decode(memoryview(bytearray(data)))
+    assert decoded == record
+    assert (decoded.payload, decoded.sent, type(decoded.payload)) == (payload, None, bytes)
+    assert SpoolRecord.decoded_size(data) == 5 + length + sent.offset + len(payload)
+
+
+def test_a_sent_body_of_several_gzip_members_is_read_as_ingest_read_it() -> None:
+    payload = b'{"message": "' + b"m" * 3000 + b'"}'
+    before = b'{"event_id":"c"}\n{"type":"event"}\n'
+    whole = before + payload + b"\n"
+    body = gzip.compress(whole[:40]) + gzip.compress(whole[40:2000]) + gzip.compress(whole[2000:])
+    record = SpoolRecord(
+        RecordKind.EVENT, 7, 3, RECEIVED, payload, sent=SentGzip(body, len(before))
+    )
+    assert SpoolRecord.decode(record.encode()).payload == payload
+
+
+@pytest.mark.parametrize(
+    ("damage", "error"),
+    [
+        (lambda body: body[: len(body) // 2], "shorter than its item"),  # truncated
+        (lambda body: body[:12] + b"\xff" * 40 + body[52:], "does not inflate"),
+        (lambda body: gzip.compress(b"{}"), "shorter than its item"),  # another body
+    ],
+)
+def test_a_sent_body_that_does_not_give_its_item_back_names_its_project(
+    damage: Callable[[bytes], bytes], error: str
+) -> None:
+    payload = b'{"message": "' + b"a" * 3000 + b'"}'
+    sent = _sent_gzip(payload)
+    data = SpoolRecord(RecordKind.EVENT, 9, 3, RECEIVED, payload, sent=sent).encode()
+    damaged = data[: -len(sent.body)] + damage(sent.body)
+    with pytest.raises(RecordError, match=error) as raised:
+        SpoolRecord.decode(damaged)
+    assert raised.value.project_id == 9
+
+
+@pytest.mark.parametrize("span", [[1], [-1, 5], ["1", 5], [True, 5], {"offset": 1}])
+def test_a_sent_span_that_is_not_two_counts_is_a_record_error(span: object) -> None:
+    header = orjson.dumps({"k": "event", "p": 9, "c": 3, "r": RECEIVED, "g": span})
+    data = struct.pack("<BI", 1, len(header)) + header + gzip.compress(b"{}")
+    with pytest.raises(RecordError, match="'g' is not") as raised:
+        SpoolRecord.decode(data)
+    assert raised.value.project_id == 9
+    assert SpoolRecord.decoded_size(data) == len(data)
 
 
 def test_optional_fields_stay_out_of_the_header() -> None:

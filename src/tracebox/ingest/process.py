@@ -21,7 +21,7 @@ from tracebox.errors import InvalidJson, MalformedEnvelope, PayloadTooLarge
 from tracebox.ingest.items import SdkItems, looks_like_object, not_kept, record_count
 from tracebox.protocol.envelope import Envelope, Item
 from tracebox.protocol.event import new_event_id, parse_event_id
-from tracebox.spool.record import RecordKind, SpoolRecord
+from tracebox.spool.record import COMPRESSED_BYTES, RecordKind, SentGzip, SpoolRecord
 
 # Item types whose payload is an error event (the store endpoint's body, an envelope item).
 EVENT_TYPES = frozenset({"event"})
@@ -31,6 +31,9 @@ TRANSACTION_EVENT_TYPE = "transaction"
 
 
 MAX_CLIENT_CHARS = 200  # the client's name (``sentry_client`` or User-Agent) kept per event
+# An event item is spooled as its gzip request body when the rest of the envelope (its
+# headers and small items) is under this: at most one item of a body can be.
+SENT_REST_BYTES = COMPRESSED_BYTES.start
 
 
 @dataclass(frozen=True)
@@ -61,21 +64,28 @@ def count_events(envelope: Envelope) -> int:
     return sum(1 for item in envelope.items if item.type in EVENT_TYPES)
 
 
-def process_store(body: bytes, origin: Origin) -> Accepted:
-    """The store endpoint's body is parsed here: its event id and type are inside it."""
+def process_store(body: bytes, origin: Origin, gzip_body: bytes | None = None) -> Accepted:
+    """The store endpoint's body is parsed here: its event id and type are inside it.
+    ``gzip_body``: the request body, when ``body`` is its gzip inflation; a body of 1 KiB to
+    1 MiB is spooled as sent (``SentGzip``), not compressed again."""
     raw = _loads_object(body, "event")
     out = Accepted(event_id=parse_event_id(raw.get("event_id")))
     if raw.get("type") == TRANSACTION_EVENT_TYPE:
         out.dropped[TRANSACTION_EVENT_TYPE] += 1
     else:
         out.event_id = out.event_id or new_event_id()
-        out.records.append(_record(RecordKind.EVENT, origin, body, out.event_id))
+        sent = SentGzip(gzip_body, 0) if gzip_body and len(body) in COMPRESSED_BYTES else None
+        out.records.append(_record(RecordKind.EVENT, origin, body, out.event_id, sent))
         out.events = 1
     _add_dropped_record(out, origin)
     return out
 
 
-def process_envelope(envelope: Envelope, settings: Settings, origin: Origin) -> Accepted:
+def process_envelope(
+    envelope: Envelope, settings: Settings, origin: Origin, gzip_body: bytes | None = None
+) -> Accepted:
+    """``gzip_body``: the request body, when it came as gzip alone; an event item that is
+    nearly all of it is spooled as that body (``SentGzip``), not compressed again."""
     out = Accepted(event_id=parse_event_id(envelope.headers.get("event_id")))
     header_id = out.event_id
     sessions = 0
@@ -85,7 +95,8 @@ def process_envelope(envelope: Envelope, settings: Settings, origin: Origin) -> 
         if kind in EVENT_TYPES:
             event_id = _checked_event_id(item, index, header_id, settings.max_event_bytes)
             out.event_id = out.event_id or event_id
-            out.records.append(_record(RecordKind.EVENT, origin, item.payload, event_id))
+            sent = _sent(envelope, item, gzip_body)
+            out.records.append(_record(RecordKind.EVENT, origin, item.payload, event_id, sent))
             out.events += 1
         elif kind in SESSION_KINDS:
             sessions += 1
@@ -101,6 +112,15 @@ def process_envelope(envelope: Envelope, settings: Settings, origin: Origin) -> 
     out.dropped.update(sdk_items.dropped)
     _add_dropped_record(out, origin)
     return out
+
+
+def _sent(envelope: Envelope, item: Item, gzip_body: bytes | None) -> SentGzip | None:
+    if gzip_body is None or item.offset is None or envelope.size is None:
+        return None
+    size = len(item.payload)
+    if size not in COMPRESSED_BYTES or envelope.size - size >= SENT_REST_BYTES:
+        return None
+    return SentGzip(gzip_body, item.offset)
 
 
 def _checked_event_id(item: Item, index: int, header_id: str | None, limit: int) -> str:
@@ -146,7 +166,11 @@ def _add_dropped_record(out: Accepted, origin: Origin) -> None:
 
 
 def _record(
-    kind: RecordKind, origin: Origin, payload: bytes, event_id: str | None = None
+    kind: RecordKind,
+    origin: Origin,
+    payload: bytes,
+    event_id: str | None = None,
+    sent: SentGzip | None = None,
 ) -> SpoolRecord:
     event = kind is RecordKind.EVENT
     return SpoolRecord(
@@ -158,4 +182,5 @@ def _record(
         client_ip=origin.client_ip if event else None,
         event_id=event_id,
         headers={"client": origin.client[:MAX_CLIENT_CHARS]} if event and origin.client else {},
+        sent=sent,
     )

@@ -45,7 +45,7 @@ from tracebox.ingest.ratelimit import Limited, Limiter, rate_limits_header
 from tracebox.metrics import Metrics
 from tracebox.models import IngestKey
 from tracebox.protocol.auth import SentryAuth, auth_from_envelope_dsn, auth_from_request
-from tracebox.protocol.decoding import decode_store_body, decompress
+from tracebox.protocol.decoding import decode_store_body, decompress, is_gzip
 from tracebox.protocol.envelope import Envelope, parse_envelope
 from tracebox.spool import SpoolWriter
 from tracebox.spool.record import RecordKind
@@ -331,9 +331,11 @@ def _origin(request: Request, key: IngestKey, received: float, auth: SentryAuth 
     return Origin(key.project_id, key.key_id, received, client_ip, client)
 
 
-def _decode_store(body: bytes, encoding: str | None, max_bytes: int) -> bytes:
+def _decode_store(body: bytes, encoding: str | None, max_bytes: int) -> tuple[bytes, bool]:
+    """The event's JSON, and whether it is the body's decompression itself (not base64)."""
     data = decompress(body, encoding, max_bytes=max_bytes)
-    return decode_store_body(data, max_bytes=max_bytes)
+    event = decode_store_body(data, max_bytes=max_bytes)
+    return event, event is data
 
 
 def _frame_envelope(body: bytes, encoding: str | None, s: Settings) -> Envelope:
@@ -351,8 +353,11 @@ async def _handle_store(
     await _refuse_if_limited(ctx, key)
     body = await _read_body(request, s.max_store_compressed_bytes)
     encoding = request.headers.get("content-encoding")
-    data = await _off_loop_if_large(len(body), _decode_store, body, encoding, s.max_store_bytes)
-    accepted = process_store(data, _origin(request, key, received, auth))
+    data, as_is = await _off_loop_if_large(
+        len(body), _decode_store, body, encoding, s.max_store_bytes
+    )
+    gzip_body = body if as_is and is_gzip(encoding) else None
+    accepted = process_store(data, _origin(request, key, received, auth), gzip_body)
     await _rate_limit(ctx, call, key, accepted)
     return accepted
 
@@ -378,7 +383,8 @@ async def _handle_envelope(
     elif dsn_auth is not None and auth is not None and dsn_auth.public_key != auth.public_key:
         raise Unauthorized("public key mismatch between the envelope dsn and the request")
     call.project_id = key.project_id
-    accepted = process_envelope(envelope, s, _origin(request, key, received, auth or dsn_auth))
+    origin = _origin(request, key, received, auth or dsn_auth)
+    accepted = process_envelope(envelope, s, origin, body if is_gzip(encoding) else None)
     await _rate_limit(ctx, call, key, accepted)
     return accepted
 

@@ -49,6 +49,11 @@ def decompress(body: bytes, content_encoding: str | None, *, max_bytes: int) -> 
     return body
 
 
+def is_gzip(content_encoding: str | None) -> bool:
+    """Whether a body with this ``Content-Encoding`` is gzip and nothing else."""
+    return content_encoding is not None and content_encoding.strip().lower() in _GZIP_NAMES
+
+
 def decode_store_body(body: bytes, *, max_bytes: int) -> bytes:
     """The JSON of a store request, as Relay's legacy rule: a body starting with ``{`` is
     used as is; otherwise it is base64, and the decoded bytes are used if they start with
@@ -160,6 +165,7 @@ def _zstd_decoder() -> zstandard.ZstdDecompressionObj:
     return zstandard.ZstdDecompressor(max_window_size=_ZSTD_MAX_WINDOW).decompressobj()
 
 
+_GZIP_NAMES = frozenset({"gzip", "x-gzip"})
 _DECODERS: dict[str, Callable[[bytes, int], Iterator[bytes]]] = {
     "gzip": _gzip,
     "x-gzip": _gzip,

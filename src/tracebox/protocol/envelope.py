@@ -12,7 +12,7 @@ expected are skipped; so are blank lines at the very end, where Relay would fail
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -27,6 +27,8 @@ _WHITESPACE = frozenset(b" \t\r\n")
 class Item:
     headers: dict[str, Any]  # always holds a string "type"; unknown keys are kept
     payload: bytes
+    # Where the payload starts in the bytes ``parse_envelope`` framed; None when built.
+    offset: int | None = field(default=None, compare=False)
 
     @property
     def type(self) -> str:
@@ -38,6 +40,7 @@ class Item:
 class Envelope:
     headers: dict[str, Any]  # unknown keys are kept
     items: list[Item]
+    size: int | None = field(default=None, compare=False)  # bytes framed; None when built
 
 
 def parse_envelope(data: bytes, *, max_items: int) -> Envelope:
@@ -57,7 +60,7 @@ def parse_envelope(data: bytes, *, max_items: int) -> Envelope:
         item, pos = _parse_item(data, pos, len(items))
         items.append(item)
         pos = _skip_blank(data, pos)
-    return Envelope(headers, items)
+    return Envelope(headers, items, len(data))
 
 
 def serialize_envelope(envelope: Envelope) -> bytes:
@@ -79,7 +82,7 @@ def _parse_item(data: bytes, pos: int, index: int) -> tuple[Item, int]:
     length = headers.get("length")
     if length is None:
         end = _line_end(data, start)
-        return Item(headers, data[start:end]), end + 1
+        return Item(headers, data[start:end], start), end + 1
     if not isinstance(length, int) or isinstance(length, bool) or length < 0:
         raise MalformedEnvelope(f"item {index} headers: 'length' must be a non-negative integer")
     end = start + length
@@ -89,7 +92,7 @@ def _parse_item(data: bytes, pos: int, index: int) -> tuple[Item, int]:
         )
     if end < len(data) and data[end] != _NEWLINE:
         raise MalformedEnvelope(f"item {index}: payload of {length} bytes not followed by newline")
-    return Item(headers, data[start:end]), end + 1
+    return Item(headers, data[start:end], start), end + 1
 
 
 def _line_end(data: bytes, pos: int) -> int:

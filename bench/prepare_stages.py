@@ -1,14 +1,15 @@
 """CPU per event of each stage of the digest's preparing (``digest.prepare``): the spool
-record's decode (zstd), parse, normalize, scrub (as sent: before the parse, in the
-digest), in-app marks and grouping, summary, tags, payload encoding (orjson, then zstd
-without a dictionary).
+record's decode (the gzip body as sent, inflated), parse, normalize, scrub (as sent:
+before the parse, in the digest), in-app marks and grouping, summary, tags, payload
+encoding (orjson, then zstd without a dictionary).
 
 Builds the ingest benchmark's corpus (``corpus.py``), takes each envelope's event
 payload as the spool holds it, and times every stage alone over all events, as CPU time
 (``time.process_time``) with the garbage collector off (the prepare process collects
 rarely: ``prepare_process.GC_THRESHOLD``); the lowest of ``--repeat`` passes is kept.
 Each stage gets the output of the one before, as in the digest. The web worker's side,
-encoding the spool record (its compression), is printed apart. Not a test: run it by
+encoding the spool record, is printed apart, with the zstd record it wrote before it
+spooled a gzip body as sent. Not a test: run it by
 hand, alternating two trees with ``PYTHONPATH`` to compare them,
 
     PYTHONPATH=src .venv/bin/python bench/prepare_stages.py --events 1500 --repeat 5
@@ -33,7 +34,7 @@ from tracebox.grouping.inapp import mark_sdk_frames
 from tracebox.protocol.envelope import parse_envelope
 from tracebox.protocol.event import normalize_event, summarize
 from tracebox.protocol.tags import event_tags
-from tracebox.spool.record import RecordKind, SpoolRecord
+from tracebox.spool.record import RecordKind, SentGzip, SpoolRecord
 from tracebox.store.payloads import PayloadEncoder
 
 
@@ -45,13 +46,16 @@ def parse_args() -> argparse.Namespace:
     return p.parse_args()
 
 
-def payloads(count: int, seed: int) -> list[bytes]:
-    """Each corpus envelope's event payload, as ingest spools it."""
+def payloads(count: int, seed: int) -> list[tuple[bytes, SentGzip]]:
+    """Each corpus envelope's event payload, and the body it came in (gzip, event-only:
+    ingest spools the body as sent)."""
     built = corpus.build(count, seed=seed, processes=1)
-    return [
-        bytes(parse_envelope(gzip.decompress(body), max_items=10).items[0].payload)
-        for body in built.bodies
-    ]
+    out = []
+    for body in built.bodies:
+        [item] = parse_envelope(gzip.decompress(body), max_items=10).items
+        assert item.offset is not None
+        out.append((bytes(item.payload), SentGzip(body, item.offset)))
+    return out
 
 
 def normalized(payload: bytes) -> dict[str, Any]:
@@ -63,9 +67,13 @@ def grouped(event: dict[str, Any]) -> grouping.Grouping:
     return grouping.calculate(event)
 
 
-def spool_record(payload: bytes) -> bytes:
-    """The record the web worker spools for an event (compressed: ``spool.record``)."""
-    return SpoolRecord(RecordKind.EVENT, 1, 1, 1_700_000_000.0, payload, event_id="0" * 32).encode()
+def spool_record(sent: tuple[bytes, SentGzip | None]) -> bytes:
+    """The record the web worker spools for an event: the gzip body as sent, or (``None``)
+    the payload compressed (``spool.record``)."""
+    payload, body = sent
+    return SpoolRecord(
+        RecordKind.EVENT, 1, 1, 1_700_000_000.0, payload, event_id="0" * 32, sent=body
+    ).encode()
 
 
 def cpu_us(work: Callable[[Any], Any], inputs: list[Any], repeat: int) -> tuple[float, list[Any]]:
@@ -80,14 +88,20 @@ def cpu_us(work: Callable[[Any], Any], inputs: list[Any], repeat: int) -> tuple[
 
 def main() -> None:
     args = parse_args()
-    raw = payloads(args.events, args.seed)
+    bodies = payloads(args.events, args.seed)
+    raw = [payload for payload, _ in bodies]
     print(f"{len(raw)} events, mean {statistics.fmean(map(len, raw)):,.0f} B as sent")
     print(f"python {platform.python_version()}, {platform.processor() or platform.machine()}")
     encoder = PayloadEncoder()
     gc.disable()
     rows = []
-    spooled, records = cpu_us(spool_record, raw, args.repeat)
-    rows.append(("spool record decode (zstd)", cpu_us(SpoolRecord.decode, records, args.repeat)[0]))
+    spooled, records = cpu_us(spool_record, bodies, args.repeat)
+    rows.append(
+        ("spool record decode (inflate)", cpu_us(SpoolRecord.decode, records, args.repeat)[0])
+    )
+    unsent = [(payload, None) for payload in raw]
+    zstd_spooled, zstd_records = cpu_us(spool_record, unsent, args.repeat)
+    zstd_decode = cpu_us(SpoolRecord.decode, zstd_records, args.repeat)[0]
     parse, _ = cpu_us(orjson.loads, raw, args.repeat)
     rows.append(("parse (orjson)", parse))
     total, events = cpu_us(normalized, raw, args.repeat)
@@ -110,8 +124,12 @@ def main() -> None:
         print(f"  {name:32} {us:7.1f} us/event")
     print(f"  {'all':32} {sum(us for _, us in rows):7.1f} us/event")
     print(f"  (scrubbing once normalized instead: {aside:.1f} us/event)")
-    mean = statistics.fmean(map(len, records))
+    mean, zstd_mean = statistics.fmean(map(len, records)), statistics.fmean(map(len, zstd_records))
     print(f"  (the web worker's spool record encode: {spooled:.1f} us/event, {mean:,.0f} B)")
+    print(
+        f"  (the payload zstd-compressed instead: encode {zstd_spooled:.1f} us/event,"
+        f" {zstd_mean:,.0f} B, decode {zstd_decode:.1f} us/event)"
+    )
 
 
 if __name__ == "__main__":

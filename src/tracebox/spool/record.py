@@ -21,8 +21,8 @@ hold the web worker's event loop.
 An event that came in a gzip request body holding little else (``SentGzip``) is written
 as that body (3.4 KB for the same event), with ``g`` set to ``[offset, length]``: where
 the item starts in the body's inflation, and its bytes. The web worker then compresses
-nothing (zstd took 35 us of its ~180 per event), and the digest inflates the body in
-about the time it took to decompress the zstd payload (18 us against 19).
+nothing (zstd took 35 us of its ~180 per event), and the digest's decode of the record
+costs ~9 us more (inflating, 26 us against 17: ``bench/prepare_stages.py``).
 
 A Tracebox older than either reads such a payload as not JSON and sets it aside: drain
 the spool before going back to one.
@@ -230,26 +230,31 @@ def _inflated(data: bytes | memoryview, sent: Any, project_id: int) -> bytes:
     item's end (gzip members are read in turn, as ingest read them)."""
     offset, length = _sent_span(sent, project_id)
     end = offset + length
-    out, pending = bytearray(), bytes(data)
     try:
-        while len(out) < end:
-            if not pending:
-                raise RecordError("spool record payload is shorter than its item", project_id)
-            decoder = zlib_ng.decompressobj(_GZIP_WBITS)
-            out += decoder.decompress(pending, end - len(out))
-            pending = decoder.unused_data  # the next gzip member, once this one ended
+        decoder = zlib_ng.decompressobj(_GZIP_WBITS)
+        out = decoder.decompress(data, end)
+        if len(out) < end:  # a body of several members (SDKs send one)
+            out = _next_members(out, decoder, end, project_id)
     except _INFLATE_ERROR as e:
         raise RecordError(f"spool record payload does not inflate: {e}", project_id) from e
-    return bytes(out[offset:end])
+    return out[offset:end]
+
+
+def _next_members(out: bytes, decoder: Any, end: int, project_id: int) -> bytes:
+    whole = bytearray(out)
+    while len(whole) < end:
+        if not decoder.eof or not decoder.unused_data:
+            raise RecordError("spool record payload is shorter than its item", project_id)
+        pending, decoder = decoder.unused_data, zlib_ng.decompressobj(_GZIP_WBITS)
+        whole += decoder.decompress(pending, end - len(whole))
+    return bytes(whole)
 
 
 def _sent_span(sent: Any, project_id: int | None = None) -> tuple[int, int]:
-    if (
-        isinstance(sent, list)
-        and len(sent) == 2
-        and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in sent)
-    ):
-        return sent[0], sent[1]
+    if type(sent) is list and len(sent) == 2:
+        offset, length = sent
+        if type(offset) is int and type(length) is int and offset >= 0 and length >= 0:
+            return offset, length  # (``type(...) is int``: not a bool)
     raise RecordError(f"spool record header 'g' is not [offset, length]: {sent!r}", project_id)
 
 

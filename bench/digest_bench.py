@@ -33,6 +33,7 @@ from sqlalchemy.engine import make_url
 from tracebox.config import Settings
 from tracebox.protocol.envelope import parse_envelope
 from tracebox.spool import RecordKind, SpoolRecord, SpoolWriter
+from tracebox.spool.record import SentGzip
 from tracebox.store import Database, client_keys, projects
 
 
@@ -67,20 +68,24 @@ def parse_args() -> argparse.Namespace:
 
 
 def spool_records(events: int, seed: int, project_id: int, key_id: int) -> list[bytes]:
-    """One encoded spool record per event of the corpus, as ingest writes them."""
+    """One encoded spool record per event of the corpus, as ingest writes them: each
+    envelope holds its event alone, so the record holds the gzip body as sent."""
     corpus = build(events, seed=seed)
     now = time.time()
     out = []
     for body in corpus.bodies:
         envelope = parse_envelope(gzip.decompress(body), max_items=10)
+        [item] = envelope.items
+        assert item.offset is not None
         record = SpoolRecord(
             kind=RecordKind.EVENT,
             project_id=project_id,
             key_id=key_id,
             received=now,
-            payload=envelope.items[0].payload,
+            payload=item.payload,
             client_ip="127.0.0.1",
             event_id=envelope.headers["event_id"],
+            sent=SentGzip(body, item.offset),
         )
         out.append(record.encode())
     return out

@@ -46,7 +46,12 @@ def parse_args() -> argparse.Namespace:
     return p.parse_args()
 
 
-def payloads(count: int, seed: int) -> list[tuple[bytes, SentGzip]]:
+def payloads(count: int, seed: int) -> list[bytes]:
+    """Each corpus envelope's event payload, as the SDK sent it."""
+    return [payload for payload, _ in sent_events(count, seed)]
+
+
+def sent_events(count: int, seed: int) -> list[tuple[bytes, SentGzip]]:
     """Each corpus envelope's event payload, and the body it came in (gzip, event-only:
     ingest spools the body as sent)."""
     built = corpus.build(count, seed=seed, processes=1)
@@ -88,7 +93,7 @@ def cpu_us(work: Callable[[Any], Any], inputs: list[Any], repeat: int) -> tuple[
 
 def main() -> None:
     args = parse_args()
-    bodies = payloads(args.events, args.seed)
+    bodies = sent_events(args.events, args.seed)
     raw = [payload for payload, _ in bodies]
     print(f"{len(raw)} events, mean {statistics.fmean(map(len, raw)):,.0f} B as sent")
     print(f"python {platform.python_version()}, {platform.processor() or platform.machine()}")

@@ -51,10 +51,11 @@ def parse_args() -> argparse.Namespace:
 
 
 def prepare_rounds(events: int, rounds: int, seed: int) -> None:
-    payloads = prepare_stages.payloads(events, seed)
-    records = [
-        SpoolRecord(RecordKind.EVENT, 1, 1, time.time(), p, "203.0.113.7", uuid.uuid4().hex)
-        for p in payloads
+    records = [  # as ingest spools them: the gzip body as sent
+        SpoolRecord(
+            RecordKind.EVENT, 1, 1, time.time(), p, "203.0.113.7", uuid.uuid4().hex, sent=sent
+        )
+        for p, sent in prepare_stages.sent_events(events, seed)
     ]
     configs = {
         "on": {1: ProjectConfig(1, 1)},

@@ -54,6 +54,25 @@ def is_gzip(content_encoding: str | None) -> bool:
     return content_encoding is not None and content_encoding.strip().lower() in _GZIP_NAMES
 
 
+def gunzip_prefix(body: bytes | memoryview, size: int) -> bytes:
+    """The first ``size`` bytes of a gzip body's inflation, members read in turn as
+    ``decompress`` reads them, and nothing inflated past them: how the digest reads an
+    item back from the request body ingest spooled as sent (``spool.record``). Shorter
+    when the body holds fewer; ``BadEncoding`` when it is not gzip."""
+    try:
+        decoder = zlib_ng.decompressobj(_GZIP_WBITS)
+        out = decoder.decompress(body, size)
+        if len(out) == size or not decoder.eof or not decoder.unused_data:
+            return out
+        whole = bytearray(out)  # a body of several members (SDKs send one)
+        while len(whole) < size and decoder.eof and decoder.unused_data:
+            pending, decoder = decoder.unused_data, zlib_ng.decompressobj(_GZIP_WBITS)
+            whole += decoder.decompress(pending, size - len(whole))
+    except _INFLATE_ERROR as e:
+        raise BadEncoding(f"body is not valid gzip data: {e}") from e
+    return bytes(whole)
+
+
 def decode_store_body(body: bytes, *, max_bytes: int) -> bytes:
     """The JSON of a store request, as Relay's legacy rule: a body starting with ``{`` is
     used as is; otherwise it is base64, and the decoded bytes are used if they start with

@@ -43,7 +43,9 @@ from typing import Any
 
 import orjson
 import zstandard
-from zlib_ng import zlib_ng
+
+from tracebox.errors import BadEncoding
+from tracebox.protocol.decoding import gunzip_prefix
 
 VERSION = 1
 _PREFIX = struct.Struct("<BI")
@@ -51,10 +53,7 @@ _LEGACY_FIRST_BYTE = ord("{")
 # Payloads compressed in the spool: from a small event up to the largest event (1 MiB).
 COMPRESSED_BYTES = range(1024, (1 << 20) + 1)
 _ZSTD_LEVEL = 1  # 34 us and 3.5x smaller for a 12.6 KB event; 15 us to decompress
-_GZIP_WBITS = 16 + zlib_ng.MAX_WBITS
 _GZIP_MAGIC = b"\x1f\x8b"
-# zlib-ng's stub declares its error class as an instance (``error: Exception``).
-_INFLATE_ERROR: type[Exception] = zlib_ng.error  # type: ignore[assignment]
 
 
 class RecordKind(StrEnum):
@@ -227,27 +226,16 @@ def _payload(data: bytes | memoryview, header: dict[str, Any], project_id: int) 
 
 def _inflated(data: bytes | memoryview, sent: Any, project_id: int) -> bytes:
     """The payload of a record written from a ``SentGzip``: the body is inflated up to the
-    item's end (gzip members are read in turn, as ingest read them)."""
+    item's end, and no further."""
     offset, length = _sent_span(sent, project_id)
     end = offset + length
     try:
-        decoder = zlib_ng.decompressobj(_GZIP_WBITS)
-        out = decoder.decompress(data, end)
-        if len(out) < end:  # a body of several members (SDKs send one)
-            out = _next_members(out, decoder, end, project_id)
-    except _INFLATE_ERROR as e:
+        out = gunzip_prefix(data, end)
+    except BadEncoding as e:
         raise RecordError(f"spool record payload does not inflate: {e}", project_id) from e
+    if len(out) < end:
+        raise RecordError("spool record payload is shorter than its item", project_id)
     return out[offset:end]
-
-
-def _next_members(out: bytes, decoder: Any, end: int, project_id: int) -> bytes:
-    whole = bytearray(out)
-    while len(whole) < end:
-        if not decoder.eof or not decoder.unused_data:
-            raise RecordError("spool record payload is shorter than its item", project_id)
-        pending, decoder = decoder.unused_data, zlib_ng.decompressobj(_GZIP_WBITS)
-        whole += decoder.decompress(pending, end - len(whole))
-    return bytes(whole)
 
 
 def _sent_span(sent: Any, project_id: int | None = None) -> tuple[int, int]:

@@ -19,7 +19,13 @@ import sqlalchemy as sa
 
 from tests.digest.test_worker import event_record, refuse_event, spool, stored_ids
 from tracebox.config import Settings
-from tracebox.digest.prepare import PreparedBatch, Preparer, ProjectConfig, read_records
+from tracebox.digest.prepare import (
+    PreparedBatch,
+    Preparer,
+    ProjectConfig,
+    prepare_in_parts,
+    read_records,
+)
 from tracebox.digest.prepare_process import (
     ChildGone,
     PrepareProcess,
@@ -28,7 +34,7 @@ from tracebox.digest.prepare_process import (
     _receive,
     _send,
 )
-from tracebox.digest.worker import HERE_SHARE, DigestWorker, _Balance
+from tracebox.digest.worker import HERE_SHARE, MIN_HANDED_SHARE, DigestWorker, _Balance
 from tracebox.spool import SpoolReader
 from tracebox.store import Database, artifacts, projects
 from tracebox.store.tables import errors, events
@@ -44,17 +50,40 @@ def fill(settings: Settings, db: Database, count: int = EVENTS) -> int:
 
 
 def worker(
-    settings: Settings, db: Database, *, prepare_process: bool = False, parts: bool = False
+    settings: Settings,
+    db: Database,
+    *,
+    prepare_process: bool = False,
+    parts: bool = False,
+    batch_size: int = 10,
 ) -> DigestWorker:
-    """Transactions of 5 records; with ``parts``, of up to 10, read in parts of about 5
-    (the memory budget, ``batch_bytes``), several to a transaction while behind."""
+    """Transactions of 5 records; with ``parts``, of up to ``batch_size``, read in parts
+    of about 5 (the memory budget, ``batch_bytes``), several to a transaction while behind."""
     reader = SpoolReader(settings.spool_dir)
     if parts:
-        part_bytes = 5 * len(event_record(1, 10))
+        # Five and a half records: their sizes differ by a few bytes (the time each was
+        # received, written with more or fewer digits), and with exactly five a part of 4
+        # now and then made the transactions differ from run to run.
+        part_bytes = 11 * len(event_record(1, 10)) // 2
         return DigestWorker(
-            db, reader, batch_size=10, batch_bytes=part_bytes, prepare_process=prepare_process
+            db,
+            reader,
+            batch_size=batch_size,
+            batch_bytes=part_bytes,
+            prepare_process=prepare_process,
         )
     return DigestWorker(db, reader, batch_size=5, prepare_process=prepare_process)
+
+
+def drained_in_parts(digest: DigestWorker) -> list[tuple[int, ...]]:
+    """Digest the whole spool; the records per part of each transaction."""
+    transactions = []
+    try:
+        while digest.run_once():
+            transactions.append(digest.stats.last_parts)
+    finally:
+        digest.close()
+    return transactions
 
 
 def rows(db: Database) -> list[tuple[object, ...]]:
@@ -101,21 +130,16 @@ def test_a_digest_behind_writes_transactions_of_several_parts_each_record_once(
     full (the digest caught up) is not waited for."""
     fill(settings, db, 23)
     digest = worker(settings, db, prepare_process=prepare_process, parts=True)
-    transactions = []
-    try:
-        while digest.run_once():
-            transactions.append(digest.stats.last_parts)
-    finally:
-        digest.close()
+    transactions = drained_in_parts(digest)
     assert stored_ids(db) == {f"{n:032x}" for n in range(23)}
     assert sum(map(sum, transactions)) == 23
     assert all(sum(parts) <= 10 for parts in transactions)
     assert all(part <= 5 for parts in transactions[1:] for part in parts)  # [0]: a guess
     assert any(len(parts) > 1 for parts in transactions)
     assert digest.stats.parts == sum(map(len, transactions)) > digest.stats.batches
-    # Say [(1, 5), (5, 5), (5,), (2,)]: the last records, read ahead, were not a full part
-    # (parts of 4 or 5, with the records' sizes): they would have fit, but were not joined.
-    assert len(transactions[-1]) == 1 and sum(transactions[-2]) + transactions[-1][0] <= 10
+    # [(1, 5), (5, 5), (5,), (2,)]: the first part is a guess; the last records, read
+    # ahead, were not a full part: they would have fit, but were not joined.
+    assert transactions == [(1, 5), (5, 5), (5,), (2,)]
 
 
 def test_the_share_kept_balances_the_two_processes() -> None:
@@ -127,11 +151,70 @@ def test_the_share_kept_balances_the_two_processes() -> None:
     balance.prepared(100, 0.1)  # 1 ms per record
     balance.wrote(0.030)
     assert balance.share(100, 0, writes=False) == 1.0  # nothing else to do: all here
-    assert balance.share(100, 20, writes=False) == pytest.approx(0.8)
-    assert balance.share(100, 20, writes=True) == pytest.approx(0.5)
+    assert balance.share(100, 40, writes=False) == pytest.approx(0.6)
+    assert balance.share(100, 40, writes=True) == pytest.approx(0.3)
     assert balance.share(100, 90, writes=True) == 0.0  # busy longer than the batch takes
+    # A hand-over of less than a quarter of the batch costs about what it saves: none.
+    assert MIN_HANDED_SHARE == 0.25
+    assert balance.share(100, 26, writes=False) == pytest.approx(0.74)
+    assert balance.share(100, 20, writes=False) == 1.0
     balance.prepared(100, 0.3)  # 3 ms per record: the mean moves a fifth of the way
     assert balance.per_record == pytest.approx(0.0014)
+
+
+def test_the_digest_counts_its_other_work_while_the_prepare_process_works() -> None:
+    """Between a hand-over and the call for its answer, what the digest spends on neither
+    preparing nor writing (reading the spool, bookkeeping) is overhead, and it keeps
+    that much less of the next batch."""
+    now = [0.0]
+    balance = _Balance(clock=lambda: now[0])
+    balance.prepared(100, 0.1)  # 1 ms per record
+    balance.wrote(0.030)
+    balance.handed()
+    balance.prepared(10, 0.010)
+    balance.wrote(0.030)
+    now[0] = 0.050  # 10 ms of prepare and 30 of write, in 50 ms: 10 ms of other work
+    balance.collecting()
+    assert balance.overhead == pytest.approx(0.002)  # a moving mean: a fifth of the way
+    assert balance.share(100, 40, writes=False) == pytest.approx(0.58)
+    balance.collecting()  # no hand-over since: nothing measured
+    assert balance.overhead == pytest.approx(0.002)
+
+
+def test_a_part_handed_while_writing_is_two_parts_prepared_one_at_a_time(
+    settings: Settings, db: Database
+) -> None:
+    """While a transaction is written, the prepare process gets two parts' worth of
+    records (the write takes about as long as a part does to prepare), leaving room for
+    a part to join; each record is still stored once."""
+    fill(settings, db, 40)
+    transactions = drained_in_parts(
+        worker(settings, db, prepare_process=True, parts=True, batch_size=15)
+    )
+    assert stored_ids(db) == {f"{n:032x}" for n in range(40)}
+    assert sum(map(sum, transactions)) == 40
+    assert all(sum(parts) <= 15 for parts in transactions)
+    handed_while_writing = [parts[0] for parts in transactions[1:]]
+    assert max(handed_while_writing) == 10  # two parts of 5
+    assert all(part <= 5 for parts in transactions[1:] for part in parts[1:])
+
+
+def test_a_batch_is_decoded_and_prepared_a_part_at_a_time() -> None:
+    """The records of a part are held decoded together: ``part`` bounds that memory."""
+    sizes: list[int] = []
+
+    class Counting(Preparer):
+        def prepare(self, records, configs):  # type: ignore[no-untyped-def]
+            sizes.append(len(records))
+            return super().prepare(records, configs)
+
+    raw = [event_record(1, n) for n in range(5)]
+    configs = {1: ProjectConfig(project_id=1, version=1)}
+    batch = prepare_in_parts(Counting(), raw, configs, 2)
+    assert sizes == [2, 2, 1]
+    assert [e.event_id for e in batch.events] == [f"{n:032x}" for n in range(5)]
+    assert prepare_in_parts(Counting(), raw, configs, None).events == batch.events
+    assert sizes[3:] == [5]
 
 
 @pytest.mark.parametrize("parts", [False, True], ids=["one part", "parts"])

@@ -271,6 +271,22 @@ def read_records(raw: Sequence[bytes | memoryview]) -> list[SpoolRecord | Record
     return out
 
 
+def prepare_in_parts(
+    preparer: Preparer,
+    raw: Sequence[bytes | memoryview],
+    configs: Mapping[int, ProjectConfig],
+    part: int | None,
+) -> PreparedBatch:
+    """``raw`` decoded and prepared ``part`` records at a time (None: all at once). The
+    records of a part are held decoded together, so ``part`` bounds that memory
+    (``TRACEBOX_DIGEST_BATCH_BYTES``); ``configs`` covers every project of ``raw``."""
+    step = part or len(raw) or 1
+    batch = PreparedBatch()
+    for start in range(0, len(raw), step):
+        batch.extend(preparer.prepare(read_records(raw[start : start + step]), configs))
+    return batch
+
+
 def project_ids(records: Sequence[SpoolRecord | RecordError]) -> set[int]:
     return {r.project_id for r in records if isinstance(r, SpoolRecord)}
 

@@ -9,11 +9,12 @@ core; with this child the digest writes batch N while the child prepares batch N
 The child is ``python -m tracebox.digest.prepare_process``, started by the parent and
 spoken to through its standard input and output: each message is a pickled value, then
 the raw records whose sizes the value lists. A request's value is ``(configs,
-projects)``: the ``ProjectConfig`` of each project the child has not seen at this
-version and the projects of the batch that still exist; its records are the batch's
-spool records. The answer's value is the ``PreparedBatch``, its events as tuples
-(``_compact``). The child keeps no other state, touches no file and no database, and
-exits when its input closes (the parent stopped, or died). It imports no SQLAlchemy
+projects, part)``: the ``ProjectConfig`` of each project the child has not seen at this
+version, the projects of the batch that still exist, and how many records to decode and
+prepare at a time (None: all); its records are the batch's spool records. The answer's
+value is the ``PreparedBatch``, its events as tuples (``_compact``). The child keeps no
+other state, touches no file and no database, and exits when its input closes (the
+parent stopped, or died). It imports no SQLAlchemy
 (``store.rows``): ~39 MB.
 
 Symbolication reads the database, so the parent prepares a batch itself when one of its
@@ -37,7 +38,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import IO, Any, NoReturn
 
-from tracebox.digest.prepare import PreparedBatch, Preparer, ProjectConfig, read_records
+from tracebox.digest.prepare import PreparedBatch, Preparer, ProjectConfig, prepare_in_parts
 from tracebox.store.rows import PreparedEvent
 
 log = logging.getLogger("tracebox.digest")
@@ -85,8 +86,14 @@ class PrepareProcess:
     def pid(self) -> int | None:
         return self._proc.pid if self._proc is not None else None
 
-    def submit(self, records: Sequence[bytes], configs: Mapping[int, ProjectConfig]) -> None:
-        """Hand a batch to the child; ``ChildGone`` if it is not there (nothing handed).
+    def submit(
+        self,
+        records: Sequence[bytes],
+        configs: Mapping[int, ProjectConfig],
+        part: int | None = None,
+    ) -> None:
+        """Hand a batch to the child, to be decoded and prepared ``part`` records at a
+        time (None: all at once); ``ChildGone`` if it is not there (nothing handed).
         An answer not taken is dropped first, with an error: its batch was not written,
         so it is read again from the spool; a digest that refused every later batch
         instead would never drain it."""
@@ -96,7 +103,7 @@ class PrepareProcess:
         proc = self._running()
         fresh = {p: c for p, c in configs.items() if self._versions.get(p) != c.version}
         try:
-            _send(_pipe(proc.stdin), (fresh, list(configs)), records)
+            _send(_pipe(proc.stdin), (fresh, list(configs), part), records)
         except OSError as e:
             self._lost(f"could not hand it a batch: {e}")
         self._versions.update((p, c.version) for p, c in fresh.items())
@@ -247,12 +254,11 @@ def serve(requests: IO[bytes], answers: IO[bytes]) -> None:
     preparer = Preparer()
     configs: dict[int, ProjectConfig] = {}
     while (request := _receive(requests)) is not None:
-        (fresh, projects), raw = request
-        records = read_records(raw)
-        del request, raw  # the batch's bytes, no longer needed while it is prepared
+        (fresh, projects, part), raw = request
+        del request
         configs.update(fresh)
         existing = {p: configs[p] for p in projects}
-        _send(answers, _compact(preparer.prepare(records, existing)))
+        _send(answers, _compact(prepare_in_parts(preparer, raw, existing, part)))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

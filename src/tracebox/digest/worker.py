@@ -18,7 +18,7 @@ from tracebox.alerts.digest_input import alert_batch
 from tracebox.config import Settings
 from tracebox.digest import sdkstore
 from tracebox.digest.config import ConfigCache
-from tracebox.digest.prepare import PreparedBatch, Preparer, project_ids, read_records
+from tracebox.digest.prepare import PreparedBatch, Preparer, prepare_in_parts
 from tracebox.digest.prepare_process import ChildGone, PrepareProcess
 from tracebox.logs import LoggedCondition, first_line
 from tracebox.metrics import Metrics
@@ -55,6 +55,13 @@ PROGRESS_INTERVAL_S = 1.0  # publish progress at least this often while idle
 HERE_SHARE = 0.2
 # ... and of a batch handed when nothing else is to be done meanwhile: half each.
 HALF_SHARE = 0.5
+# ... and no hand-over of less than this share of a batch (``_Balance.share``).
+MIN_HANDED_SHARE = 0.25
+# The part read to be handed while a transaction is written is this many parts' worth of
+# records (leaving room for one more part in its transaction): the write takes about as
+# long as preparing one part, and with one part the prepare process waited for it (a
+# third of its time). Still decoded and prepared a part at a time (``prepare_in_parts``).
+WRITE_PARTS = 2
 # PostgreSQL: vacuum the errors table (``store.churn``) at most this often, and no more
 # than this share of the time (a large table takes longer to vacuum: it is done less often).
 VACUUM_INTERVAL_S = 2.0
@@ -109,28 +116,54 @@ class _Balance:
     """How much of a batch handed to the prepare process this process prepares itself,
     so that neither waits for the other: as long as it takes the prepare process to do
     the rest, this process prepares the records it kept of the batch before (and writes,
-    when it writes before it next needs the prepare process's answer). Both are timed
-    here (wall seconds: the wait is wall time); the prepare process is assumed as fast
-    per record as this one."""
+    when it writes before it next needs the prepare process's answer), and does its other
+    work: reading the spool, bookkeeping (``overhead``, measured). All is timed here
+    (wall seconds: the wait is wall time); the prepare process is assumed as fast per
+    record as this one."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.perf_counter) -> None:
+        self._clock = clock
         self.per_record: float | None = None  # seconds to prepare a record (moving mean)
         self.write: float | None = None  # seconds the last transaction took
+        # Seconds per hand-over spent on neither preparing nor writing, between handing a
+        # batch and asking for its answer (moving mean): without it this process kept
+        # more than it could do while the prepare process worked, which then waited.
+        self.overhead = 0.0
+        self._handed_at: float | None = None
+        self._timed = 0.0  # seconds prepared and written since the hand-over
 
     def prepared(self, records: int, seconds: float) -> None:
         took = seconds / records
         self.per_record = took if self.per_record is None else 0.8 * self.per_record + 0.2 * took
+        self._timed += seconds
 
     def wrote(self, seconds: float) -> None:
         self.write = seconds
+        self._timed += seconds
+
+    def handed(self) -> None:
+        """A batch went to the prepare process: time what this process does meanwhile."""
+        self._handed_at = self._clock()
+        self._timed = 0.0
+
+    def collecting(self) -> None:
+        """Its answer is wanted now: what was neither preparing nor writing is overhead."""
+        if self._handed_at is None:
+            return
+        other = max(0.0, self._clock() - self._handed_at - self._timed)
+        self.overhead = 0.8 * self.overhead + 0.2 * other
+        self._handed_at = None
 
     def share(self, count: int, kept: int, *, writes: bool) -> float:
         """The share of a batch of ``count`` records to keep here, when ``kept`` records
         are to be prepared here first (and a transaction written, if ``writes``)."""
         if self.per_record is None or self.write is None:
             return HERE_SHARE
-        busy = kept * self.per_record + (self.write if writes else 0.0)
-        return min(1.0, max(0.0, 1 - busy / (count * self.per_record)))
+        busy = kept * self.per_record + (self.write if writes else 0.0) + self.overhead
+        share = min(1.0, max(0.0, 1 - busy / (count * self.per_record)))
+        # So little to hand that the hand-over would cost about what it saves: keep it
+        # all, to be prepared here while the prepare process takes the part after it.
+        return 1.0 if share > 1 - MIN_HANDED_SHARE else share
 
 
 class DigestWorker:
@@ -290,14 +323,20 @@ class DigestWorker:
         larger transactions cost less CPU and disk per event (docs/performance.md,
         "Transactions of several parts")."""
         try:
+            # The part after this one is read while the child may still be preparing
+            # this one (a batch handed earlier): the child waits for neither read.
+            read = self._read_next(batch, taken) if ahead and handed is not None else None
             prepared, kept = self._collect(batch, handed)
-            following = self._read_ahead(batch, taken, len(kept)) if ahead else None
+            if ahead and handed is None:
+                read = self._read_next(batch, taken)
+            following = self._read_ahead(batch, read, taken, len(kept))
             prepared.extend(self._prepare_here(kept))  # while the child has the following
             while following is not None and following.joins and taken is not None:
                 part = Batch([], following.positions, following.drained)
-                more, kept = self._collect(part, following)
                 taken.add(following)
-                following = self._read_ahead(part, taken, len(kept))
+                read = self._read_next(part, taken)
+                more, kept = self._collect(part, following)
+                following = self._read_ahead(part, read, taken, len(kept))
                 more.extend(self._prepare_here(kept))
                 prepared.extend(more)
             started = time.perf_counter()
@@ -327,11 +366,14 @@ class DigestWorker:
             return self._prepare_here(handed.kept if handed is not None else batch.records), []
         if handed is not None:
             mine, kept = PreparedBatch(), handed.kept
+            if not self.child.pending:  # nothing of it was handed (``_hand``)
+                return mine, kept
         else:
             first = self._hand(batch.records, HALF_SHARE)
             if first is None:
                 return self._prepare_here(batch.records), []
             mine, kept = self._prepare_here(first), []
+        self._balance.collecting()
         try:
             prepared = self.child.result()
         except ChildGone:  # logged by the child's handle: all prepared here instead
@@ -345,10 +387,10 @@ class DigestWorker:
         if not raw:
             return PreparedBatch()
         started = time.perf_counter()
-        records = read_records(raw)
+        projects = {p for p in map(SpoolRecord.project_of, raw) if p is not None}
         with self.db.read() as conn:
-            configs = self.configs.load(conn, project_ids(records))
-        prepared = self.preparer.prepare(records, configs)
+            configs = self.configs.load(conn, projects)
+        prepared = prepare_in_parts(self.preparer, raw, configs, self._batch_records())
         self._balance.prepared(len(raw), time.perf_counter() - started)
         return prepared
 
@@ -364,32 +406,53 @@ class DigestWorker:
             if store_artifacts.projects_with_artifacts(conn, configs):
                 return None
         cut = len(records) - int(len(records) * share)
+        if cut == 0:  # all kept: an empty hand-over would cost a round trip for nothing
+            return records
         try:
-            self.child.submit(records[:cut], configs)
+            self.child.submit(records[:cut], configs, self._batch_records())
         except ChildGone:
             return None
+        self._balance.handed()
         return records[cut:]
 
-    def _read_ahead(self, batch: Batch, taken: _Taken | None, kept: int) -> _Ahead | None:
-        """The batch after ``batch``, handed to the prepare process to be prepared while
-        this process prepares the ``kept`` records of ``batch`` it kept and, unless the
-        batch read joins ``taken``'s transaction (``_commit``), writes. None when it is
-        to be prepared here (it is read again then), and when ``batch`` or the part read
-        took every record the spool held: a digest that keeps up reads its next batch
-        whole, after ``run_forever``'s batch interval. Without a prepare process, only a
-        batch that joins ``taken`` is read (and all of it is prepared here)."""
+    def _read_next(self, batch: Batch, taken: _Taken | None) -> tuple[Batch, float] | None:
+        """The part after ``batch`` (and when it was read), to go ahead (``_read_ahead``).
+        None when ``batch`` or the part read took every record the spool held: a digest
+        that keeps up reads its next batch whole, after ``run_forever``'s batch interval
+        (the part is read again then). Without a prepare process, only a part that can
+        join ``taken`` is read."""
         if self._caught_up:
             return None
         wanted = self._batch_records()
-        if self.child is None and (taken is None or taken.count + wanted > self.batch_size):
+        joins = taken is not None and taken.count + wanted <= self.batch_size
+        if self.child is None and not joins:
             return None
+        if not joins:  # handed while this process writes, which takes about a part's time
+            wanted = max(wanted, min(WRITE_PARTS * wanted, self.batch_size - wanted))
         read_at = time.time()
         following = self.reader.read(batch.positions, wanted)
-        count = len(following.records)
-        self._caught_up = count < wanted
+        self._caught_up = len(following.records) < wanted
         if self._caught_up:
-            return None  # read again, whole, for the next batch (``run_forever``)
+            return None
         self._measure(following.records)
+        return following, read_at
+
+    def _read_ahead(
+        self,
+        batch: Batch,
+        read: tuple[Batch, float] | None,
+        taken: _Taken | None,
+        kept: int,
+    ) -> _Ahead | None:
+        """The part ``read`` after ``batch`` (``_read_next``), handed to the prepare process
+        to be prepared while this process prepares the ``kept`` records of ``batch`` it
+        kept and, unless the part joins ``taken``'s transaction (``_commit``), writes.
+        None when it is to be prepared here (it is read again then). Without a prepare
+        process, only a part that joins ``taken`` goes ahead (all of it prepared here)."""
+        if read is None:
+            return None
+        following, read_at = read
+        count = len(following.records)
         joins = taken is not None and taken.count + count <= self.batch_size
         if self.child is None:
             mine = following.records if joins else None

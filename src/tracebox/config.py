@@ -97,7 +97,9 @@ class Settings(BaseSettings):
     # ... read and parsed in parts of at most about this many bytes (at the last part's
     # mean record size, decoded): a part's events are parsed all at once, so this bounds
     # the digest's memory (issue 10: 250 MB for the whole server). A digest that is
-    # behind joins full parts into one transaction (digest.worker, ``_commit``).
+    # behind joins full parts into one transaction (digest.worker, ``_commit``), and
+    # while it writes one hands its prepare process two parts' records, which that
+    # process still decodes a part at a time (``WRITE_PARTS``).
     digest_batch_bytes: int = Field(default=2 * MIB, ge=1)
     digest_poll_interval_ms: float = 20.0  # digest sleeps this long when the spool is empty
     # While the digest keeps up, it starts a batch at most this often: an event may wait

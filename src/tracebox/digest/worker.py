@@ -423,15 +423,15 @@ class DigestWorker:
         join ``taken`` is read."""
         if self._caught_up:
             return None
-        wanted = self._batch_records()
-        joins = taken is not None and taken.count + wanted <= self.batch_size
+        part = wanted = self._batch_records()
+        joins = taken is not None and taken.count + part <= self.batch_size
         if self.child is None and not joins:
             return None
         if not joins:  # handed while this process writes, which takes about a part's time
-            wanted = max(wanted, min(WRITE_PARTS * wanted, self.batch_size - wanted))
+            wanted = max(part, min(WRITE_PARTS * part, self.batch_size - part))
         read_at = time.time()
         following = self.reader.read(batch.positions, wanted)
-        self._caught_up = len(following.records) < wanted
+        self._caught_up = len(following.records) < part  # a full part is enough to go on
         if self._caught_up:
             return None
         self._measure(following.records)

@@ -11,7 +11,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -35,7 +35,7 @@ from tracebox.digest.prepare_process import (
     _send,
 )
 from tracebox.digest.worker import HERE_SHARE, MIN_HANDED_SHARE, DigestWorker, _Balance
-from tracebox.spool import SpoolReader
+from tracebox.spool import RecordError, SpoolReader, SpoolRecord
 from tracebox.store import Database, artifacts, projects
 from tracebox.store.tables import errors, events
 
@@ -202,16 +202,20 @@ def test_a_batch_is_decoded_and_prepared_a_part_at_a_time() -> None:
     sizes: list[int] = []
 
     class Counting(Preparer):
-        def prepare(self, records, configs):  # type: ignore[no-untyped-def]
+        def prepare(
+            self,
+            records: Sequence[SpoolRecord | RecordError],
+            configs: Mapping[int, ProjectConfig],
+        ) -> PreparedBatch:
             sizes.append(len(records))
             return super().prepare(records, configs)
 
     raw = [event_record(1, n) for n in range(5)]
     configs = {1: ProjectConfig(project_id=1, version=1)}
-    batch = prepare_in_parts(Counting(), raw, configs, 2)
+    batch = prepare_in_parts(Counting(), raw, lambda _records: configs, 2)
     assert sizes == [2, 2, 1]
     assert [e.event_id for e in batch.events] == [f"{n:032x}" for n in range(5)]
-    assert prepare_in_parts(Counting(), raw, configs, None).events == batch.events
+    assert prepare_in_parts(Counting(), raw, lambda _records: configs, None).events == batch.events
     assert sizes[3:] == [5]
 
 

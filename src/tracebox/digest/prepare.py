@@ -274,16 +274,18 @@ def read_records(raw: Sequence[bytes | memoryview]) -> list[SpoolRecord | Record
 def prepare_in_parts(
     preparer: Preparer,
     raw: Sequence[bytes | memoryview],
-    configs: Mapping[int, ProjectConfig],
+    configs: Callable[[list[SpoolRecord | RecordError]], Mapping[int, ProjectConfig]],
     part: int | None,
 ) -> PreparedBatch:
     """``raw`` decoded and prepared ``part`` records at a time (None: all at once). The
     records of a part are held decoded together, so ``part`` bounds that memory
-    (``TRACEBOX_DIGEST_BATCH_BYTES``); ``configs`` covers every project of ``raw``."""
+    (``TRACEBOX_DIGEST_BATCH_BYTES``); ``configs`` gives the configuration of the
+    projects of each part's decoded records."""
     step = part or len(raw) or 1
     batch = PreparedBatch()
     for start in range(0, len(raw), step):
-        batch.extend(preparer.prepare(read_records(raw[start : start + step]), configs))
+        records = read_records(raw[start : start + step])
+        batch.extend(preparer.prepare(records, configs(records)))
     return batch
 
 

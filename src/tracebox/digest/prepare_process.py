@@ -35,7 +35,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any, NoReturn
 
 from tracebox.digest.prepare import PreparedBatch, Preparer, ProjectConfig, prepare_in_parts
@@ -249,6 +249,11 @@ def _event(fields: tuple[Any, ...]) -> PreparedEvent:
     return event
 
 
+def _always(configs: Mapping[int, ProjectConfig]) -> Callable[[Any], Mapping[int, ProjectConfig]]:
+    """``configs`` for every part (the parent sent them for the whole batch)."""
+    return lambda _records: configs
+
+
 def serve(requests: IO[bytes], answers: IO[bytes]) -> None:
     """The child's loop: prepare every batch it is sent, until its input ends."""
     preparer = Preparer()
@@ -258,7 +263,8 @@ def serve(requests: IO[bytes], answers: IO[bytes]) -> None:
         del request
         configs.update(fresh)
         existing = {p: configs[p] for p in projects}
-        _send(answers, _compact(prepare_in_parts(preparer, raw, existing, part)))
+        prepared = prepare_in_parts(preparer, raw, _always(existing), part)
+        _send(answers, _compact(prepared))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

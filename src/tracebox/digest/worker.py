@@ -18,11 +18,17 @@ from tracebox.alerts.digest_input import alert_batch
 from tracebox.config import Settings
 from tracebox.digest import sdkstore
 from tracebox.digest.config import ConfigCache
-from tracebox.digest.prepare import PreparedBatch, Preparer, prepare_in_parts
+from tracebox.digest.prepare import (
+    PreparedBatch,
+    Preparer,
+    ProjectConfig,
+    prepare_in_parts,
+    project_ids,
+)
 from tracebox.digest.prepare_process import ChildGone, PrepareProcess
 from tracebox.logs import LoggedCondition, first_line
 from tracebox.metrics import Metrics
-from tracebox.spool import Batch, SpoolReader, SpoolRecord, progress
+from tracebox.spool import Batch, RecordError, SpoolReader, SpoolRecord, progress
 from tracebox.store import Database, churn, cursors
 from tracebox.store import artifacts as store_artifacts
 from tracebox.store import digest as store_digest
@@ -387,12 +393,13 @@ class DigestWorker:
         if not raw:
             return PreparedBatch()
         started = time.perf_counter()
-        projects = {p for p in map(SpoolRecord.project_of, raw) if p is not None}
-        with self.db.read() as conn:
-            configs = self.configs.load(conn, projects)
-        prepared = prepare_in_parts(self.preparer, raw, configs, self._batch_records())
+        prepared = prepare_in_parts(self.preparer, raw, self._configs, self._batch_records())
         self._balance.prepared(len(raw), time.perf_counter() - started)
         return prepared
+
+    def _configs(self, records: list[SpoolRecord | RecordError]) -> dict[int, ProjectConfig]:
+        with self.db.read() as conn:
+            return self.configs.load(conn, project_ids(records))
 
     def _hand(self, records: list[bytes], share: float) -> list[bytes] | None:
         """Hand records to the prepare process, but for the last ``share`` of them, which

@@ -56,21 +56,24 @@ def is_gzip(content_encoding: str | None) -> bool:
 
 def gunzip_prefix(body: bytes | memoryview, size: int) -> bytes:
     """The first ``size`` bytes of a gzip body's inflation, members read in turn as
-    ``decompress`` reads them, and nothing inflated past them: how the digest reads an
-    item back from the request body ingest spooled as sent (``spool.record``). Shorter
-    when the body holds fewer; ``BadEncoding`` when it is not gzip."""
+    ``decompress`` reads them: how the digest reads an item back from the request body
+    ingest spooled as sent (``spool.record``). A body of one member (what SDKs send) is
+    inflated no further than ``size``, one of several by ``_inflate``'s steps. Shorter
+    when the body holds fewer; ``BadEncoding`` when it is not gzip, or a member after
+    the first is cut short."""
     try:
         decoder = zlib_ng.decompressobj(_GZIP_WBITS)
         out = decoder.decompress(body, size)
         if len(out) == size or not decoder.eof or not decoder.unused_data:
             return out
-        whole = bytearray(out)  # a body of several members (SDKs send one)
-        while len(whole) < size and decoder.eof and decoder.unused_data:
-            pending, decoder = decoder.unused_data, zlib_ng.decompressobj(_GZIP_WBITS)
-            whole += decoder.decompress(pending, size - len(whole))
+        whole = bytearray()  # a body of several members (SDKs send one): read them in turn
+        for chunk in _inflate(bytes(body), _GZIP_WBITS):
+            whole += chunk
+            if len(whole) >= size:
+                break
     except _INFLATE_ERROR as e:
         raise BadEncoding(f"body is not valid gzip data: {e}") from e
-    return bytes(whole)
+    return bytes(whole[:size])
 
 
 def decode_store_body(body: bytes, *, max_bytes: int) -> bytes:

@@ -121,7 +121,9 @@ def test_a_nearly_full_disk_is_refused_before_writing_and_recovers(
     make_writer: MakeWriter, spool_dir: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     spool_dir.mkdir()
-    reserve = free_bytes(spool_dir) + 1024 * 1024  # more than is free: "nearly full"
+    # More than is free ("nearly full"), by far more than other processes may free
+    # meanwhile: with 1 MiB, a parallel test deleting its files once made room.
+    reserve = free_bytes(spool_dir) + (1 << 40)
     writer = make_writer(min_free_bytes=reserve)
     writer.start_sync()
     before = {p.name: p.stat().st_size for p in spool_dir.glob("*.seg")}

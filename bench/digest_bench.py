@@ -14,6 +14,7 @@ and of the PostgreSQL cluster, and checks that the database holds every event on
 from __future__ import annotations
 
 import argparse
+import gc
 import gzip
 import multiprocessing
 import resource
@@ -118,7 +119,9 @@ def run_node(
     connections stay open until ``end`` is set, so their backends' CPU can be read."""
     from tracebox.digest.worker import DigestWorker
     from tracebox.spool import SpoolReader
+    from tracebox.supervisor.host import GC_THRESHOLD
 
+    gc.set_threshold(GC_THRESHOLD)  # as in serve's background process
     db = Database(url, pool_size=2)
     batch_size, batch_bytes = batches
     worker = DigestWorker(

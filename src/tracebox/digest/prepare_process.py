@@ -72,6 +72,10 @@ class PrepareProcess:
         self._versions: dict[int, int] = {}  # project -> config version the child holds
         self._pending = False
         self._started_at = float("-inf")
+        self._handed = 0  # records in the batch last submitted
+        # Records of the last answer taken and the seconds the child spent preparing them
+        # (``digest.worker._Balance``: the child, which does not write, is faster per record).
+        self.timed: tuple[int, float] | None = None
 
     @property
     def pending(self) -> bool:
@@ -108,6 +112,7 @@ class PrepareProcess:
             self._lost(f"could not hand it a batch: {e}")
         self._versions.update((p, c.version) for p, c in fresh.items())
         self._pending = True
+        self._handed = len(records)
 
     def result(self) -> PreparedBatch:
         """The prepared batch last submitted; ``ChildGone`` if the child died meanwhile."""
@@ -122,9 +127,12 @@ class PrepareProcess:
             detail = f"{type(e).__name__}: {e}"
         else:
             detail = "it exited"
-        batch, events = answer if isinstance(answer, tuple) and len(answer) == 2 else (None, [])
+        batch, events, seconds = (
+            answer if isinstance(answer, tuple) and len(answer) == 3 else (None, [], 0.0)
+        )
         if not isinstance(batch, PreparedBatch):
             self._lost(f"no answer to a batch ({detail})")
+        self.timed = (self._handed, seconds)
         return _expanded(batch, events)
 
     def discard(self) -> None:
@@ -263,8 +271,9 @@ def serve(requests: IO[bytes], answers: IO[bytes]) -> None:
         del request
         configs.update(fresh)
         existing = {p: configs[p] for p in projects}
+        started = time.perf_counter()
         prepared = prepare_in_parts(preparer, raw, _always(existing), part)
-        _send(answers, _compact(prepared))
+        _send(answers, (*_compact(prepared), time.perf_counter() - started))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -123,13 +123,15 @@ class _Balance:
     so that neither waits for the other: as long as it takes the prepare process to do
     the rest, this process prepares the records it kept of the batch before (and writes,
     when it writes before it next needs the prepare process's answer), and does its other
-    work: reading the spool, bookkeeping (``overhead``, measured). All is timed here
-    (wall seconds: the wait is wall time); the prepare process is assumed as fast per
-    record as this one."""
+    work: reading the spool, bookkeeping (``overhead``, measured). All is timed in wall
+    seconds (the wait is wall time); the prepare process times its own preparing and
+    says so with each answer: it does not write, and prepares a record ~12% faster than
+    this process does (``bench/digest_bench.py``, docs/performance.md)."""
 
     def __init__(self, clock: Callable[[], float] = time.perf_counter) -> None:
         self._clock = clock
         self.per_record: float | None = None  # seconds to prepare a record (moving mean)
+        self.child_per_record: float | None = None  # ... in the prepare process
         self.write: float | None = None  # seconds the last transaction took
         # Seconds per hand-over spent on neither preparing nor writing, between handing a
         # batch and asking for its answer (moving mean): without it this process kept
@@ -142,6 +144,13 @@ class _Balance:
         took = seconds / records
         self.per_record = took if self.per_record is None else 0.8 * self.per_record + 0.2 * took
         self._timed += seconds
+
+    def child_prepared(self, records: int, seconds: float) -> None:
+        """The prepare process's answer took it ``seconds`` for ``records``."""
+        if records:
+            took = seconds / records
+            old = self.child_per_record
+            self.child_per_record = took if old is None else 0.8 * old + 0.2 * took
 
     def wrote(self, seconds: float) -> None:
         self.write = seconds
@@ -166,7 +175,8 @@ class _Balance:
         if self.per_record is None or self.write is None:
             return HERE_SHARE
         busy = kept * self.per_record + (self.write if writes else 0.0) + self.overhead
-        share = min(1.0, max(0.0, 1 - busy / (count * self.per_record)))
+        child = self.child_per_record or self.per_record  # what it takes there
+        share = min(1.0, max(0.0, 1 - busy / (count * child)))
         # So little to hand that the hand-over would cost about what it saves: keep it
         # all, to be prepared here while the prepare process takes the part after it.
         return 1.0 if share > 1 - MIN_HANDED_SHARE else share
@@ -382,6 +392,8 @@ class DigestWorker:
         self._balance.collecting()
         try:
             prepared = self.child.result()
+            if self.child.timed is not None:
+                self._balance.child_prepared(*self.child.timed)
         except ChildGone:  # logged by the child's handle: all prepared here instead
             if handed is not None:
                 batch = self.reader.read(handed.start, handed.count)

@@ -74,7 +74,7 @@ class PrepareProcess:
         self._started_at = float("-inf")
         self._handed = 0  # records in the batch last submitted
         # Records of the last answer taken and the seconds the child spent preparing them
-        # (``digest.worker._Balance``: the child, which does not write, is faster per record).
+        # (``digest.worker._Balance`` counts what it hands at the child's own speed).
         self.timed: tuple[int, float] | None = None
 
     @property

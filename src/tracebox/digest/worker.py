@@ -125,8 +125,10 @@ class _Balance:
     when it writes before it next needs the prepare process's answer), and does its other
     work: reading the spool, bookkeeping (``overhead``, measured). All is timed in wall
     seconds (the wait is wall time); the prepare process times its own preparing and
-    says so with each answer: it does not write, and prepares a record ~12% faster than
-    this process does (``bench/digest_bench.py``, docs/performance.md)."""
+    says so with each answer. It prepares about as fast (309 against 322 us per record
+    in ``bench/digest_bench.py``), but this process's figure also moves with its writes
+    (0.30-0.60 ms at the end of runs): counted at it, the child got too little and sat
+    blocked on its answer (docs/performance.md, "The prepare process's own time")."""
 
     def __init__(self, clock: Callable[[], float] = time.perf_counter) -> None:
         self._clock = clock

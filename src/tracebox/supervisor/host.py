@@ -34,8 +34,8 @@ PARENT_CHECK_S = 1.0
 # (Python's default: 700). The digest holds a transaction's rows until it writes them:
 # thousands of objects per part (the prepare process's answer, unpickled). With 700 it
 # collected ~800 times per 30,000 events, 0.17-0.24 s, ~3% of its time; with 10,000,
-# 8-9 times (gc.callbacks, bench/digest_bench.py; docs/performance.md, "The digest's
-# garbage collector"). Cycles, if any, are still collected.
+# 8-9 times (gc.callbacks, bench/digest_bench.py; docs/performance.md, "The prepare
+# process's own time, and the digest's garbage collector"). Cycles are still collected.
 GC_THRESHOLD = 10_000
 
 

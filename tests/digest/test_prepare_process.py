@@ -4,6 +4,7 @@ prepared in-process whenever the child cannot."""
 
 from __future__ import annotations
 
+import fcntl
 import io
 import os
 import shutil
@@ -27,6 +28,7 @@ from tracebox.digest.prepare import (
     read_records,
 )
 from tracebox.digest.prepare_process import (
+    PIPE_BYTES,
     ChildGone,
     PrepareProcess,
     _compact,
@@ -395,6 +397,24 @@ def test_an_answer_says_how_long_the_child_took_to_prepare_its_records() -> None
         assert records == 3 and 0 < seconds < 30
     finally:
         child.close()
+
+
+def test_the_pipes_to_the_child_hold_a_batch_of_records_at_once() -> None:
+    """A batch's records and its answer (~1-1.5 MB each) cross in a few writes, not
+    twenty pipe-fulls of 64 KiB (docs/performance.md)."""
+    getsize = getattr(fcntl, "F_GETPIPE_SZ", None)
+    if getsize is None:
+        pytest.skip("pipe sizes are set on Linux only")
+    child = PrepareProcess()
+    try:
+        child.submit([], {})
+        child.result()
+        proc = child._proc  # the handle's own pipes: no other way to see them
+        assert proc is not None and proc.stdin is not None and proc.stdout is not None
+        sizes = [fcntl.fcntl(p.fileno(), getsize) for p in (proc.stdin, proc.stdout)]
+    finally:
+        child.close()
+    assert sizes == [PIPE_BYTES, PIPE_BYTES]
 
 
 def test_the_child_stops_when_closed() -> None:

@@ -12,7 +12,8 @@ the raw records whose sizes the value lists. A request's value is ``(configs,
 projects, part)``: the ``ProjectConfig`` of each project the child has not seen at this
 version, the projects of the batch that still exist, and how many records to decode and
 prepare at a time (None: all); its records are the batch's spool records. The answer's
-value is the ``PreparedBatch``, its events as tuples (``_compact``). The child keeps no
+value is the ``PreparedBatch``, its events as tuples (``_compact``), and the seconds the
+child spent preparing it (``PrepareProcess.timed``). The child keeps no
 other state, touches no file and no database, and exits when its input closes (the
 parent stopped, or died). It imports no SQLAlchemy
 (``store.rows``): ~39 MB.

@@ -143,16 +143,13 @@ class _Balance:
         self._timed = 0.0  # seconds prepared and written since the hand-over
 
     def prepared(self, records: int, seconds: float) -> None:
-        took = seconds / records
-        self.per_record = took if self.per_record is None else 0.8 * self.per_record + 0.2 * took
+        self.per_record = _moving(self.per_record, seconds / records)
         self._timed += seconds
 
     def child_prepared(self, records: int, seconds: float) -> None:
         """The prepare process's answer took it ``seconds`` for ``records``."""
         if records:
-            took = seconds / records
-            old = self.child_per_record
-            self.child_per_record = took if old is None else 0.8 * old + 0.2 * took
+            self.child_per_record = _moving(self.child_per_record, seconds / records)
 
     def wrote(self, seconds: float) -> None:
         self.write = seconds
@@ -168,7 +165,7 @@ class _Balance:
         if self._handed_at is None:
             return
         other = max(0.0, self._clock() - self._handed_at - self._timed)
-        self.overhead = 0.8 * self.overhead + 0.2 * other
+        self.overhead = _moving(self.overhead, other)
         self._handed_at = None
 
     def share(self, count: int, kept: int, *, writes: bool) -> float:
@@ -182,6 +179,11 @@ class _Balance:
         # So little to hand that the hand-over would cost about what it saves: keep it
         # all, to be prepared here while the prepare process takes the part after it.
         return 1.0 if share > 1 - MIN_HANDED_SHARE else share
+
+
+def _moving(mean: float | None, value: float) -> float:
+    """A moving mean that goes a fifth of the way to each new ``value``."""
+    return value if mean is None else 0.8 * mean + 0.2 * value
 
 
 class DigestWorker:

@@ -58,22 +58,29 @@ def worker(
     prepare_process: bool = False,
     parts: bool = False,
     batch_size: int = 10,
+    covering: int = 0,
 ) -> DigestWorker:
     """Transactions of 5 records; with ``parts``, of up to ``batch_size``, read in parts
-    of about 5 (the memory budget, ``batch_bytes``), several to a transaction while behind."""
+    of about 5 (the memory budget, ``batch_bytes``), several to a transaction while behind.
+    ``covering``: what ``_Balance.covering`` says, the records the prepare process can
+    prepare while the digest writes. In service it is timed; here it is set, or the
+    transactions would depend on this machine's speed (a test's write of a few records
+    takes as long as preparing dozens)."""
     reader = SpoolReader(settings.spool_dir)
     if parts:
         # Five and a half records: their sizes differ by a few bytes (the time each was
         # received, written with more or fewer digits), and with exactly five a part of 4
         # now and then made the transactions differ from run to run.
         part_bytes = 11 * len(event_record(1, 10)) // 2
-        return DigestWorker(
+        digest = DigestWorker(
             db,
             reader,
             batch_size=batch_size,
             batch_bytes=part_bytes,
             prepare_process=prepare_process,
         )
+        digest._balance.covering = lambda _kept: covering  # type: ignore[method-assign]
+        return digest
     return DigestWorker(db, reader, batch_size=5, prepare_process=prepare_process)
 
 
@@ -214,6 +221,41 @@ def test_a_part_handed_while_writing_is_two_parts_prepared_one_at_a_time(
     assert stored_ids(db) == {f"{n:032x}" for n in range(33)}
     # Parts of 5 (the first a guess); (10, ...) and (7,) were handed while writing.
     assert transactions == [(1, 5, 5), (10, 5), (7,)]
+
+
+@pytest.mark.parametrize(
+    ("covering", "expected"),
+    [(12, [(1, 5, 5), (12,), (10,)]), (99, [(1, 5, 5), (15,), (7,)])],
+    ids=["twelve", "more than a batch"],
+)
+def test_a_longer_write_gets_a_larger_hand_over_within_the_batch_size(
+    settings: Settings, db: Database, covering: int, expected: list[tuple[int, ...]]
+) -> None:
+    """When the prepare process can prepare more than two parts while a transaction is
+    written (``_Balance.covering``: a PostgreSQL write), it is handed that many records,
+    at most a batch; each record is still stored once. With two parts' worth the
+    transactions would be (1, 5, 5), (10, 5), (7,)."""
+    fill(settings, db, 33)
+    transactions = drained_in_parts(
+        worker(settings, db, prepare_process=True, parts=True, batch_size=15, covering=covering)
+    )
+    assert stored_ids(db) == {f"{n:032x}" for n in range(33)}
+    assert transactions == expected
+
+
+def test_the_hand_over_while_writing_covers_the_write_and_what_is_kept() -> None:
+    """The records the prepare process prepares, at its own speed, while the digest
+    prepares what it kept and writes (its other work counted too)."""
+    balance = _Balance()
+    assert balance.covering(40) == 0  # nothing timed yet
+    balance.prepared(100, 0.1)  # 1 ms per record here
+    balance.wrote(0.120)
+    assert balance.covering(0) == 120  # as fast there, until it says otherwise
+    assert balance.covering(30) == 150
+    balance.child_prepared(100, 0.05)  # 0.5 ms per record there
+    assert balance.covering(30) == 300
+    balance.overhead = 0.010
+    assert balance.covering(30) == 320
 
 
 def test_a_batch_is_decoded_and_prepared_a_part_at_a_time() -> None:

@@ -63,10 +63,11 @@ HERE_SHARE = 0.2
 HALF_SHARE = 0.5
 # ... and no hand-over of less than this share of a batch (``_Balance.share``).
 MIN_HANDED_SHARE = 0.25
-# The part read to be handed while a transaction is written is this many parts' worth of
-# records (leaving room for one more part in its transaction): the write takes about as
-# long as preparing one part, and with one part the prepare process waited for it (a
-# third of its time). Still decoded and prepared a part at a time (``prepare_in_parts``).
+# The part read to be handed while a transaction is written is at least this many parts'
+# worth of records (leaving room for one more part in its transaction): on SQLite the
+# write takes about as long as preparing one part, and with one part the prepare process
+# waited for it (a third of its time). A longer write gets more (``_Balance.covering``).
+# Still decoded and prepared a part at a time (``prepare_in_parts``).
 WRITE_PARTS = 2
 # PostgreSQL: vacuum the errors table (``store.churn``) at most this often, and no more
 # than this share of the time (a large table takes longer to vacuum: it is done less often).
@@ -167,6 +168,18 @@ class _Balance:
         other = max(0.0, self._clock() - self._handed_at - self._timed)
         self.overhead = _moving(self.overhead, other)
         self._handed_at = None
+
+    def covering(self, kept: int) -> int:
+        """How many records the prepare process prepares in the time this process takes
+        to prepare ``kept`` records and write a transaction (0 until both are timed).
+        Read and handed while a transaction is written, fewer left the prepare process
+        idle: on PostgreSQL a write of ~480 events takes ~120 ms, two parts ~80 ms of
+        the child's, and it sat blocked on its answer 40% of the time
+        (docs/performance.md, "A hand-over as long as the write")."""
+        if self.per_record is None or self.write is None:
+            return 0
+        busy = kept * self.per_record + self.write + self.overhead
+        return round(busy / (self.child_per_record or self.per_record))
 
     def share(self, count: int, kept: int, *, writes: bool) -> float:
         """The share of a batch of ``count`` records to keep here, when ``kept`` records
@@ -345,16 +358,20 @@ class DigestWorker:
         try:
             # The part after this one is read while the child may still be preparing
             # this one (a batch handed earlier): the child waits for neither read.
-            read = self._read_next(batch, taken) if ahead and handed is not None else None
+            read = (
+                self._read_next(batch, taken, len(handed.kept))
+                if ahead and handed is not None
+                else None
+            )
             prepared, kept = self._collect(batch, handed)
             if ahead and handed is None:
-                read = self._read_next(batch, taken)
+                read = self._read_next(batch, taken, len(kept))
             following = self._read_ahead(batch, read, taken, len(kept))
             prepared.extend(self._prepare_here(kept))  # while the child has the following
             while following is not None and following.joins and taken is not None:
                 part = Batch([], following.positions, following.drained)
                 taken.add(following)
-                read = self._read_next(part, taken)
+                read = self._read_next(part, taken, len(following.kept))
                 more, kept = self._collect(part, following)
                 following = self._read_ahead(part, read, taken, len(kept))
                 more.extend(self._prepare_here(kept))
@@ -438,8 +455,12 @@ class DigestWorker:
         self._balance.handed()
         return records[cut:]
 
-    def _read_next(self, batch: Batch, taken: _Taken | None) -> tuple[Batch, float] | None:
-        """The part after ``batch`` (and when it was read), to go ahead (``_read_ahead``).
+    def _read_next(
+        self, batch: Batch, taken: _Taken | None, kept: int
+    ) -> tuple[Batch, float] | None:
+        """The part after ``batch`` (and when it was read), to go ahead (``_read_ahead``):
+        one part if it joins ``taken``, else enough for the prepare process to work on
+        while this process prepares the ``kept`` records of ``batch`` it kept and writes.
         None when ``batch`` or the part read took every record the spool held: a digest
         that keeps up reads its next batch whole, after ``run_forever``'s batch interval
         (the part is read again then). Without a prepare process, only a part that can
@@ -450,8 +471,9 @@ class DigestWorker:
         joins = taken is not None and taken.count + part <= self.batch_size
         if self.child is None and not joins:
             return None
-        if not joins:  # handed while this process writes, which takes about a part's time
-            wanted = max(part, min(WRITE_PARTS * part, self.batch_size - part))
+        if not joins:  # handed while this process writes
+            least = max(part, min(WRITE_PARTS * part, self.batch_size - part))
+            wanted = max(least, min(self.batch_size, self._balance.covering(kept)))
         read_at = time.time()
         following = self.reader.read(batch.positions, wanted)
         self._caught_up = len(following.records) < part  # a full part is enough to go on

@@ -94,12 +94,13 @@ class Settings(BaseSettings):
     # ~20-25% under load, for ~4 ms more median latency (docs/performance.md, issue 10).
     spool_commit_interval_ms: float = 8.0
     digest_batch_size: int = 500  # spool records per digest transaction at most
-    # ... read and parsed in parts of at most about this many bytes (at the last part's
-    # mean record size, decoded): a part's events are parsed all at once, so this bounds
-    # the digest's memory (issue 10: 250 MB for the whole server). A digest that is
-    # behind joins full parts into one transaction (digest.worker, ``_commit``), and
-    # while it writes one hands its prepare process two parts' records, which that
-    # process still decodes a part at a time (``WRITE_PARTS``).
+    # ... read in parts of at most about this many bytes (at the last part's mean record
+    # size, decoded): a part's records are read and prepared together (each decoded only
+    # as it is prepared), so this bounds the digest's memory (issue 10: 250 MB for the
+    # whole server). A digest that is behind joins full parts into one transaction
+    # (digest.worker, ``_commit``), and while it writes one hands its prepare process at
+    # least two parts' records, as many as that process prepares in the write's time
+    # (``_Balance.covering``, at most a transaction), still prepared a part at a time.
     digest_batch_bytes: int = Field(default=2 * MIB, ge=1)
     digest_poll_interval_ms: float = 20.0  # digest sleeps this long when the spool is empty
     # While the digest keeps up, it starts a batch at most this often: an event may wait

@@ -12,7 +12,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -37,7 +37,7 @@ from tracebox.digest.prepare_process import (
     _send,
 )
 from tracebox.digest.worker import HERE_SHARE, MIN_HANDED_SHARE, DigestWorker, _Balance
-from tracebox.spool import RecordError, SpoolReader, SpoolRecord
+from tracebox.spool import SpoolReader, SpoolRecord
 from tracebox.store import Database, artifacts, projects
 from tracebox.store.tables import errors, events
 
@@ -258,26 +258,40 @@ def test_the_hand_over_while_writing_covers_the_write_and_what_is_kept() -> None
     assert balance.covering(30) == 320
 
 
-def test_a_batch_is_decoded_and_prepared_a_part_at_a_time() -> None:
-    """The records of a part are held decoded together: ``part`` bounds that memory."""
-    sizes: list[int] = []
+def test_a_batch_is_prepared_a_part_at_a_time_each_record_decoded_when_prepared(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The projects' configurations are looked up a part at a time; each record is
+    decoded (its payload inflated) only as it is prepared, not a part at once."""
+    decodes = [0]
+    decode = SpoolRecord.decode
+
+    def counted(cls: type[SpoolRecord], data: bytes | memoryview) -> SpoolRecord:
+        decodes[0] += 1
+        return decode(data)
+
+    monkeypatch.setattr(SpoolRecord, "decode", classmethod(counted))
+    decoded_before: list[int] = []  # records decoded when each was prepared
 
     class Counting(Preparer):
-        def prepare(
-            self,
-            records: Sequence[SpoolRecord | RecordError],
-            configs: Mapping[int, ProjectConfig],
-        ) -> PreparedBatch:
-            sizes.append(len(records))
-            return super().prepare(records, configs)
+        def _add(self, batch: PreparedBatch, record: SpoolRecord, config: ProjectConfig) -> None:
+            decoded_before.append(decodes[0])
+            super()._add(batch, record, config)
 
     raw = [event_record(1, n) for n in range(5)]
     configs = {1: ProjectConfig(project_id=1, version=1)}
-    batch = prepare_in_parts(Counting(), raw, lambda _records: configs, 2)
-    assert sizes == [2, 2, 1]
+    parts: list[int] = []
+
+    def configs_of(records: Sequence[bytes | memoryview]) -> dict[int, ProjectConfig]:
+        parts.append(len(records))
+        return configs
+
+    batch = prepare_in_parts(Counting(), raw, configs_of, 2)
+    assert parts == [2, 2, 1]
+    assert decoded_before == [1, 2, 3, 4, 5]  # all at once would be [2, 2, 4, 4, 5]
     assert [e.event_id for e in batch.events] == [f"{n:032x}" for n in range(5)]
-    assert prepare_in_parts(Counting(), raw, lambda _records: configs, None).events == batch.events
-    assert sizes[3:] == [5]
+    assert prepare_in_parts(Counting(), raw, configs_of, None).events == batch.events
+    assert parts[3:] == [5]
 
 
 @pytest.mark.parametrize("parts", [False, True], ids=["one part", "parts"])

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -116,11 +116,11 @@ class Preparer:
 
     def prepare(
         self,
-        records: Sequence[SpoolRecord | RecordError],
+        records: Iterable[SpoolRecord | RecordError],
         configs: Mapping[int, ProjectConfig],
     ) -> PreparedBatch:
-        """Rows for ``records`` (as ``read_records`` returns them); ``configs`` holds the
-        configuration of every project that still exists."""
+        """Rows for ``records`` (as ``read_records`` or ``decoded`` gives them); ``configs``
+        holds the configuration of every project that still exists."""
         batch = PreparedBatch()
         if self._symbolicator is not None:
             self._symbolicator.begin_batch()
@@ -260,37 +260,43 @@ def _name_the_client(event: Event, record: SpoolRecord) -> None:
             event["sdk"] = sdk
 
 
-def read_records(raw: Sequence[bytes | memoryview]) -> list[SpoolRecord | RecordError]:
+def read_records(raw: Iterable[bytes | memoryview]) -> list[SpoolRecord | RecordError]:
     """Each spool record decoded, or the error saying why it cannot be."""
-    out: list[SpoolRecord | RecordError] = []
+    return list(decoded(raw))
+
+
+def decoded(raw: Iterable[bytes | memoryview]) -> Iterator[SpoolRecord | RecordError]:
+    """``read_records``, one record at a time: each is decoded (its payload inflated)
+    only when it is wanted, and can be dropped before the next one is."""
     for data in raw:
         try:
-            out.append(SpoolRecord.decode(data))
+            yield SpoolRecord.decode(data)
         except RecordError as e:
-            out.append(e)
-    return out
+            yield e
 
 
 def prepare_in_parts(
     preparer: Preparer,
     raw: Sequence[bytes | memoryview],
-    configs: Callable[[list[SpoolRecord | RecordError]], Mapping[int, ProjectConfig]],
+    configs: Callable[[Sequence[bytes | memoryview]], Mapping[int, ProjectConfig]],
     part: int | None,
 ) -> PreparedBatch:
-    """``raw`` decoded and prepared ``part`` records at a time (None: all at once). The
-    records of a part are held decoded together, so ``part`` bounds that memory
-    (``TRACEBOX_DIGEST_BATCH_BYTES``); ``configs`` gives the configuration of the
-    projects of each part's decoded records."""
+    """``raw`` prepared ``part`` records at a time (None: all at once), each decoded only
+    as it is prepared (``decoded``): a decoded record is its payload inflated, 12.6 KB
+    for a 3.4 KB gzip body in the benchmark's corpus, and a part's ~160 held together
+    raised each process's peak by ~2 MB. ``configs`` gives the configuration of the
+    projects of each part's records (read from their headers)."""
     step = part or len(raw) or 1
     batch = PreparedBatch()
     for start in range(0, len(raw), step):
-        records = read_records(raw[start : start + step])
-        batch.extend(preparer.prepare(records, configs(records)))
+        records = raw[start : start + step]
+        batch.extend(preparer.prepare(decoded(records), configs(records)))
     return batch
 
 
-def project_ids(records: Sequence[SpoolRecord | RecordError]) -> set[int]:
-    return {r.project_id for r in records if isinstance(r, SpoolRecord)}
+def project_ids(raw: Iterable[bytes | memoryview]) -> set[int]:
+    """The projects of encoded records, read from their headers."""
+    return {p for p in map(SpoolRecord.project_of, raw) if p is not None}
 
 
 def _set_aside(batch: PreparedBatch, project_id: int | None, kind: str, reason: str) -> None:

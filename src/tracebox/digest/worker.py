@@ -6,7 +6,7 @@ import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from sqlalchemy import Connection
@@ -28,7 +28,7 @@ from tracebox.digest.prepare import (
 from tracebox.digest.prepare_process import ChildGone, PrepareProcess
 from tracebox.logs import LoggedCondition, first_line
 from tracebox.metrics import Metrics
-from tracebox.spool import Batch, RecordError, SpoolReader, SpoolRecord, progress
+from tracebox.spool import Batch, SpoolReader, SpoolRecord, progress
 from tracebox.store import Database, churn, cursors
 from tracebox.store import artifacts as store_artifacts
 from tracebox.store import digest as store_digest
@@ -67,7 +67,7 @@ MIN_HANDED_SHARE = 0.25
 # worth of records (leaving room for one more part in its transaction): on SQLite the
 # write takes about as long as preparing one part, and with one part the prepare process
 # waited for it (a third of its time). A longer write gets more (``_Balance.covering``).
-# Still decoded and prepared a part at a time (``prepare_in_parts``).
+# Still prepared a part at a time (``prepare_in_parts``).
 WRITE_PARTS = 2
 # PostgreSQL: vacuum the errors table (``store.churn``) at most this often, and no more
 # than this share of the time (a large table takes longer to vacuum: it is done less often).
@@ -350,8 +350,8 @@ class DigestWorker:
         With ``ahead``, a digest that is behind takes more than one part: while the next
         part read is full (the spool holds more) and fits in ``batch_size`` records with
         the parts taken, it joins this transaction (``taken`` counts them) once prepared.
-        A part's records are parsed at once, so ``batch_bytes`` bounds each part; only
-        the rows prepared from them wait for the write. Each commit rewrites the pages
+        A part's records are read and prepared together, so ``batch_bytes`` bounds each
+        part; only the rows prepared from them wait for the write. Each commit rewrites the pages
         its rows touch (the tag counts' are spread over their whole table), so fewer,
         larger transactions cost less CPU and disk per event (docs/performance.md,
         "Transactions of several parts")."""
@@ -430,7 +430,7 @@ class DigestWorker:
         self._balance.prepared(len(raw), time.perf_counter() - started)
         return prepared
 
-    def _configs(self, records: list[SpoolRecord | RecordError]) -> dict[int, ProjectConfig]:
+    def _configs(self, records: Sequence[bytes | memoryview]) -> dict[int, ProjectConfig]:
         with self.db.read() as conn:
             return self.configs.load(conn, project_ids(records))
 

@@ -184,7 +184,7 @@ class SpoolRecord:
         return len(data)
 
     @staticmethod
-    def project_of(data: bytes) -> int | None:
+    def project_of(data: bytes | memoryview) -> int | None:
         """The project of an encoded record, read from its header alone (the payload is
         not copied); None if the record cannot be read."""
         if data[:1] != bytes((_LEGACY_FIRST_BYTE,)) and len(data) >= _PREFIX.size:

@@ -173,8 +173,8 @@ class _Balance:
         """How many records the prepare process prepares in the time this process takes
         to prepare ``kept`` records and write a transaction (0 until both are timed).
         Read and handed while a transaction is written, fewer left the prepare process
-        idle: on PostgreSQL a write of ~480 events takes ~120 ms, two parts ~80 ms of
-        the child's, and it sat blocked on its answer 40% of the time
+        idle: on PostgreSQL a write of ~480 events takes ~120 ms, two parts (~330
+        records) ~100 ms of the child's, and it sat blocked on its answer 40% of the time
         (docs/performance.md, "A hand-over as long as the write")."""
         if self.per_record is None or self.write is None:
             return 0

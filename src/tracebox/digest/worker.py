@@ -351,9 +351,9 @@ class DigestWorker:
         part read is full (the spool holds more) and fits in ``batch_size`` records with
         the parts taken, it joins this transaction (``taken`` counts them) once prepared.
         A part's records are read and prepared together, so ``batch_bytes`` bounds each
-        part; only the rows prepared from them wait for the write. Each commit rewrites the pages
-        its rows touch (the tag counts' are spread over their whole table), so fewer,
-        larger transactions cost less CPU and disk per event (docs/performance.md,
+        part; only the rows prepared from them wait for the write. Each commit rewrites
+        the pages its rows touch (the tag counts' are spread over their whole table), so
+        fewer, larger transactions cost less CPU and disk per event (docs/performance.md,
         "Transactions of several parts")."""
         try:
             # The part after this one is read while the child may still be preparing

@@ -76,7 +76,7 @@ def digest(worker: DigestWorker, records: list[bytes]) -> float:
     start = time.process_time()
     spooled = read_records(records)
     with worker.db.read() as conn:
-        configs = worker.configs.load(conn, project_ids(spooled))
+        configs = worker.configs.load(conn, project_ids(records))
     prepared = worker.preparer.prepare(spooled, configs)
     with worker.db.write() as conn:
         worker._write(conn, prepared)

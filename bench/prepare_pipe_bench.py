@@ -1,8 +1,9 @@
 """CPU of the pipe between the digest and its prepare process (digest.prepare_process).
 
 A child is started as the digest starts its prepare process, but it does not prepare:
-it decodes each batch of spool records it is sent (``read_records``, as ``serve`` does)
-and answers with the same batch prepared once beforehand, so only the crossing is
+it decodes each batch of spool records it is sent (``read_records``: every record, as
+``serve``'s child does while it prepares them) and answers with the same batch
+prepared once beforehand, so only the crossing is
 measured: the parent's CPU to send the records and take the answer, the child's to take
 the records and send the answer, per event. Not a test: run it by hand (bench/README.md),
 alternating two trees to compare them, e.g.

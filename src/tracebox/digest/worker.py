@@ -440,7 +440,7 @@ class DigestWorker:
         (nothing handed) when one of their projects has source map artifacts
         (symbolication reads the database: prepared here) or the process is not there."""
         assert self.child is not None
-        projects = {p for p in map(SpoolRecord.project_of, records) if p is not None}
+        projects = project_ids(records)
         with self.db.read() as conn:
             configs = self.configs.load(conn, projects)
             if store_artifacts.projects_with_artifacts(conn, configs):

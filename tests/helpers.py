@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -171,3 +172,22 @@ def wait_for(condition: Any, *, timeout: float = 20.0, interval: float = 0.05) -
         if time.monotonic() > deadline:
             raise AssertionError(f"condition not met within {timeout}s (last: {value!r})")
         time.sleep(interval)
+
+
+class FsyncGate:
+    """``os.fsync`` held at its start until ``release()``: what a request or an append
+    holds while the disk stalls. Install with ``monkeypatch.setattr(os, "fsync", gate)``;
+    ``entered`` is set when a thread reaches it."""
+
+    def __init__(self) -> None:
+        self.entered = threading.Event()
+        self._released = threading.Event()
+        self._fsync = os.fsync
+
+    def __call__(self, fd: int) -> None:
+        self.entered.set()
+        self._released.wait(SERVER_START_TIMEOUT)
+        self._fsync(fd)
+
+    def release(self) -> None:
+        self._released.set()

@@ -4,15 +4,19 @@ decided, credentials and rate limit checked before the body; the rest is the dig
 from __future__ import annotations
 
 import binascii
+import gc
 import gzip
+import os
 import time
 import zlib
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import orjson
 import pytest
 import sqlalchemy as sa
 
+from tests.helpers import FsyncGate
 from tests.ingest.conftest import Ingest, make_ingest
 from tests.ingest.test_ingest_endpoints import EVENT, envelope
 from tracebox.config import Settings
@@ -250,3 +254,27 @@ def test_a_large_body_is_decompressed_off_the_event_loop_and_stored(ingest: Inge
     r = ingest.client.post(ingest.url("envelope"), content=body, headers=ingest.auth())
     assert r.status_code == 200, r.text
     assert len(stored_event_ids(ingest)) == 80
+
+
+def test_a_request_waiting_for_its_fsync_holds_its_records_encoded_alone(
+    ingest: Ingest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While the spool's fsync is awaited, the request holds no decoded record (the event
+    inflated, the body as sent): only the bytes the spool writes. Hundreds of requests
+    wait at once when the disk stalls."""
+    gate = FsyncGate()
+    body = envelope(({"type": "event"}, orjson.dumps(EVENT)), headers={"event_id": "d" * 32})
+    monkeypatch.setattr(os, "fsync", gate)
+    with ThreadPoolExecutor(1) as pool:
+        answer = pool.submit(
+            ingest.client.post,
+            ingest.url("envelope"),
+            content=gzip.compress(body),
+            headers={**ingest.auth(), "Content-Encoding": "gzip"},
+        )
+        assert gate.entered.wait(10)
+        held = [o for o in gc.get_objects() if isinstance(o, SpoolRecord)]
+        gate.release()
+        assert answer.result(10).status_code == 200
+    assert [r.event_id for r in held if r.event_id == "d" * 32] == []
+    assert stored_event_ids(ingest) == ["d" * 32]

@@ -3,11 +3,13 @@ from __future__ import annotations
 import asyncio
 import errno
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from tests.helpers import FsyncGate
 from tracebox import errors
 from tracebox.spool import SpoolFull, SpoolReader, SpoolWriter, segment, space, spool_bytes
 from tracebox.spool.format import FILE_HEADER_BYTES, frame
@@ -202,6 +204,31 @@ def test_disk_error_is_unavailable_and_the_writer_recovers(
     records, positions = drain(SpoolReader(spool_dir))
     assert records == [rec(0), rec(3)]
     assert len(SpoolReader(spool_dir).release(positions)) == 2
+
+
+def test_an_append_waiting_for_its_fsync_no_longer_holds_its_records(
+    make_writer: MakeWriter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Framed, the records are not held a second time while the fsync is awaited (many
+    requests wait at once when the disk stalls)."""
+    gate = FsyncGate()
+
+    async def scenario() -> tuple[int, int]:
+        writer = make_writer()
+        await writer.start()
+        records = [rec(0), rec(1)]
+        alone = sys.getrefcount(records)
+        monkeypatch.setattr(os, "fsync", gate)
+        append = asyncio.ensure_future(writer.append(records))
+        assert await asyncio.to_thread(gate.entered.wait, 10)  # the committer is in the fsync
+        waiting = sys.getrefcount(records)
+        gate.release()
+        await append
+        await writer.close()
+        return alone, waiting
+
+    alone, waiting = asyncio.run(scenario())
+    assert waiting == alone
 
 
 def test_append_needs_a_started_writer(make_writer: MakeWriter) -> None:

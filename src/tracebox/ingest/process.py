@@ -58,6 +58,13 @@ class Accepted:
     events: int = 0
     dropped: Counter[str] = field(default_factory=Counter)
 
+    def take_encoded(self) -> list[bytes]:
+        """The records as the spool stores them, taken out of this result (which then
+        holds none)."""
+        encoded = [record.encode() for record in self.records]
+        self.records = []
+        return encoded
+
 
 def count_events(envelope: Envelope) -> int:
     """Event items in ``envelope``, from their headers alone (for the rate limit)."""

@@ -142,7 +142,10 @@ class IngestApp:
         accepted = await self.handlers[call.endpoint](
             ctx, request, call, _project_id(raw_project_id)
         )
-        await ctx.spool.append([record.encode() for record in accepted.records])
+        # The records leave ``accepted`` as they are encoded: a request that waits for the
+        # spool's fsync holds their bytes alone, not the event inflated and the body as
+        # sent (16 KB of 20 for a typical event; hundreds wait when the disk stalls).
+        await ctx.spool.append(accepted.take_encoded())
         ctx.metrics.accepted(call.endpoint, accepted.events, accepted.dropped)
         ctx.metrics.latency(call.endpoint, time.perf_counter() - started)
         body = {"id": accepted.event_id} if accepted.event_id else {}

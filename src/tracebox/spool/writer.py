@@ -73,6 +73,7 @@ class SpoolWriter:
         """Return once all ``records`` are durable; raise ``Unavailable`` (``SpoolFull``,
         ``DiskFull``, a failed write) otherwise."""
         blob = self._admit(records)
+        del records  # framed into blob: not held twice while the fsync is awaited
         if not blob:
             return
         loop = asyncio.get_running_loop()

@@ -121,11 +121,13 @@ def test_health_and_metrics_show_the_lag_the_spool_holds(
 
 def test_the_background_units_load_no_http_client_crypto_or_templates() -> None:
     """The background process's memory counts toward the server's 250 MB (issue 10):
-    httpx, cryptography and jinja2 (~18 MB) load when an alert is first delivered."""
+    httpx, cryptography and jinja2 (~18 MB) load when an alert is first delivered, and
+    symbolic when a source map is first parsed."""
     code = (
         "import sys; from tracebox.supervisor.units import UNITS;"
         "[unit.load() for unit in UNITS];"
-        "print(sorted(m for m in ('httpx', 'cryptography', 'jinja2') if m in sys.modules))"
+        "print(sorted(m for m in ('httpx', 'cryptography', 'jinja2', 'symbolic')"
+        " if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 from tracebox.tracking.models import Bucket, Event, ExceptionInfo, Frame
 from tracebox.ui.charts import bar_chart
 from tracebox.ui.presenters import breadcrumbs, exception_views, rows
@@ -116,3 +121,20 @@ def test_signed_sessions_refuse_tampering() -> None:
     assert signer.loads("garbage").user_id is None
     token = signer.csrf_token(loaded)
     assert signer.csrf_valid(loaded, token) and not signer.csrf_valid(Session(nonce="n2"), token)
+
+
+def test_a_web_worker_loads_the_markdown_parser_and_symbolic_on_first_use(
+    tmp_path: Path,
+) -> None:
+    """Every web worker's memory counts toward the server's 250 MB (issue 10): the
+    comments' Markdown parser loads with the first comment shown, and symbolic (source
+    maps, parsed by the digest alone) never."""
+    code = (
+        "import sys; from tracebox.app import create_app_from_env; create_app_from_env();"
+        "print(sorted(m for m in ('markdown_it', 'symbolic') if m in sys.modules))"
+    )
+    env = {**os.environ, "TRACEBOX_DATA_DIR": str(tmp_path / "data")}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
+    assert out.stdout.strip() == "[]"

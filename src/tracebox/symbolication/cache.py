@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from symbolic.exceptions import SymbolicError
-from symbolic.sourcemapcache import SourceMapCache
+if TYPE_CHECKING:
+    from symbolic.sourcemapcache import SourceMapCache
 
 CacheKey = tuple[str, str]  # (checksum of the minified file or "", checksum of the map)
 ERROR_COST = 1024  # what a remembered parse failure counts against the bound
@@ -31,6 +32,11 @@ class ParsedMap:
 
 def parse(minified: bytes | None, source_map: bytes) -> ParsedMap:
     """Build Sentry's lookup structure (symbolic's SourceMapCache) for one map."""
+    # symbolic is imported by the first map parsed: ~2 MB that a process which never
+    # parses one does not hold (every web worker; the digest until a map is uploaded).
+    from symbolic.exceptions import SymbolicError
+    from symbolic.sourcemapcache import SourceMapCache
+
     cost = len(minified or b"") + len(source_map)
     try:
         lookup = SourceMapCache.from_bytes(minified or b"", source_map)

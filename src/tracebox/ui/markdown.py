@@ -5,10 +5,13 @@ holds, only these tags, attributes and link schemes reach the page (contract 4).
 from __future__ import annotations
 
 from functools import cache
+from typing import TYPE_CHECKING
 
 import nh3
-from markdown_it import MarkdownIt
 from markupsafe import Markup
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 
 TAGS = {
     "p", "br", "hr", "strong", "em", "del", "s", "code", "pre", "blockquote",
@@ -21,6 +24,10 @@ URL_SCHEMES = {"http", "https", "mailto"}
 
 @cache
 def _parser() -> MarkdownIt:
+    # Imported by the first comment rendered: ~2 MB a web worker that never shows one
+    # does not hold (an ingest-only worker, for one).
+    from markdown_it import MarkdownIt
+
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
     return md.enable(["table", "strikethrough"]).disable("image")
 

@@ -20,6 +20,8 @@ import pytest
 from tracebox.config import Settings
 
 SERVER_START_TIMEOUT = 120.0  # a bound, not a measurement: a loaded CI machine is slow
+# ``modules_loaded``'s setup for a web worker: the app built as ``tracebox serve`` builds it.
+WEB_WORKER = "from tracebox.app import create_app_from_env; create_app_from_env()"
 
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -191,3 +193,17 @@ class FsyncGate:
 
     def release(self) -> None:
         self._released.set()
+
+
+def modules_loaded(setup: str, names: tuple[str, ...], data_dir: Path | None = None) -> list[str]:
+    """Which of ``names`` a new interpreter has imported once it ran ``setup`` (Python
+    statements), with ``TRACEBOX_DATA_DIR`` set to ``data_dir`` if given: what a process
+    of the server holds in memory before any request needs it."""
+    loaded = f"[m for m in {names!r} if m in sys.modules]"
+    code = f"import json, sys; {setup}; print(json.dumps({loaded}))"
+    env = {**os.environ, **({"TRACEBOX_DATA_DIR": str(data_dir)} if data_dir else {})}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
+    found: list[str] = json.loads(out.stdout)
+    return found

@@ -19,6 +19,7 @@ import pytest
 import sqlalchemy as sa
 
 from tests.digest.test_worker import event_record, refuse_event, spool, stored_ids
+from tests.helpers import modules_loaded
 from tracebox.config import Settings
 from tracebox.digest.prepare import (
     PreparedBatch,
@@ -485,12 +486,8 @@ def test_the_child_stops_when_closed() -> None:
 
 def test_the_child_imports_no_database_layer() -> None:
     """Its memory counts toward the server's (issue 10: 250 MB for every process)."""
-    code = (
-        "import sys, tracebox.digest.prepare_process;"
-        "print(sorted(m for m in ('sqlalchemy', 'pydantic', 'httpx') if m in sys.modules))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    setup = "import tracebox.digest.prepare_process"
+    assert modules_loaded(setup, ("sqlalchemy", "pydantic", "httpx")) == []
 
 
 def test_a_child_that_cannot_answer_is_gone() -> None:

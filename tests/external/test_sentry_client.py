@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-import os
 import ssl
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -19,6 +16,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from tests.external.fake_sentry import TOKEN, FakeSentry
+from tests.helpers import WEB_WORKER, modules_loaded
 from tracebox.sentry_client import ClientOptions, SentryClient, SentryError, parse_link_header
 from tracebox.sentry_client.safety import check_destination
 
@@ -129,13 +127,6 @@ def test_a_refused_certificate_is_named(tls_server: str) -> None:
 def test_a_web_worker_does_not_load_the_client_until_one_is_needed(tmp_path: Path) -> None:
     """Every web worker's memory counts toward the server's 250 MB (issue 10); most
     servers never link a Sentry server, so httpx (~4 MB) loads when one is asked."""
-    code = (
-        "import sys; from tracebox.app import create_app_from_env; create_app_from_env();"
-        "from tracebox.tracking import ExternalBackend;"
-        "print(sorted(m for m in ('httpx', 'tracebox.sentry_client.client') if m in sys.modules))"
-    )
-    env = {**os.environ, "TRACEBOX_DATA_DIR": str(tmp_path / "data")}
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
-    )
-    assert out.stdout.strip() == "[]"
+    setup = f"{WEB_WORKER}; from tracebox.tracking import ExternalBackend"
+    names = ("httpx", "tracebox.sentry_client.client")
+    assert modules_loaded(setup, names, tmp_path / "data") == []

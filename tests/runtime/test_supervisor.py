@@ -17,7 +17,7 @@ import orjson
 import pytest
 from starlette.testclient import TestClient
 
-from tests.helpers import wait_for
+from tests.helpers import modules_loaded, wait_for
 from tests.runtime import flaky_unit
 from tracebox.app import create_app
 from tracebox.config import Settings
@@ -123,14 +123,8 @@ def test_the_background_units_load_no_http_client_crypto_or_templates() -> None:
     """The background process's memory counts toward the server's 250 MB (issue 10):
     httpx, cryptography and jinja2 (~18 MB) load when an alert is first delivered, and
     symbolic when a source map is first parsed."""
-    code = (
-        "import sys; from tracebox.supervisor.units import UNITS;"
-        "[unit.load() for unit in UNITS];"
-        "print(sorted(m for m in ('httpx', 'cryptography', 'jinja2', 'symbolic')"
-        " if m in sys.modules))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    setup = "from tracebox.supervisor.units import UNITS; [unit.load() for unit in UNITS]"
+    assert modules_loaded(setup, ("httpx", "cryptography", "jinja2", "symbolic")) == []
 
 
 def test_the_background_units_run_with_the_young_generation_collected_less_often(

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
+from tests.helpers import WEB_WORKER, modules_loaded
 from tracebox.tracking.models import Bucket, Event, ExceptionInfo, Frame
 from tracebox.ui.charts import bar_chart
 from tracebox.ui.presenters import breadcrumbs, exception_views, rows
@@ -129,12 +127,4 @@ def test_a_web_worker_loads_the_markdown_parser_and_symbolic_on_first_use(
     """Every web worker's memory counts toward the server's 250 MB (issue 10): the
     comments' Markdown parser loads with the first comment shown, and symbolic (source
     maps, parsed by the digest alone) never."""
-    code = (
-        "import sys; from tracebox.app import create_app_from_env; create_app_from_env();"
-        "print(sorted(m for m in ('markdown_it', 'symbolic') if m in sys.modules))"
-    )
-    env = {**os.environ, "TRACEBOX_DATA_DIR": str(tmp_path / "data")}
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
-    )
-    assert out.stdout.strip() == "[]"
+    assert modules_loaded(WEB_WORKER, ("markdown_it", "symbolic"), tmp_path / "data") == []

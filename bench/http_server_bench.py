@@ -128,7 +128,12 @@ def run_server(
     try:
         phase(proc, loadgen, ("closed", 1000, args.concurrency, 120))
         closed = phase(proc, loadgen, ("closed", args.events, args.concurrency, 300))
-        opened = phase(proc, loadgen, ("open", args.rate, args.rate_seconds, 256))
+        # --rate 0: no open loop (its figures would divide by no events)
+        opened = (
+            phase(proc, loadgen, ("open", args.rate, args.rate_seconds, 256))
+            if args.rate > 0
+            else None
+        )
     finally:
         stop(proc)
     return {"server": server, "closed": closed, "open": opened}
@@ -163,12 +168,16 @@ def main() -> int:
 
 def render(r: dict[str, Any]) -> str:
     c, o = r["closed"], r["open"]
-    return (
+    closed = (
         f"{r['server']:8s} closed: {c['acknowledged_per_s']:6,.0f} events/s, web CPU"
         f" {c['server_cpu_ms_per_event']:.3f} ms/event"
         f" (kernel {c['server_system_cpu_ms_per_event']:.3f}),"
         f" p99 {c['latency_ms'].get('p99', 0):.1f} ms;"
-        f" open: web CPU {o['server_cpu_ms_per_event']:.3f} ms/event"
+    )
+    if o is None:
+        return f"{closed} other processes {c['other_processes_cpu_fraction']:.0%}"
+    return (
+        f"{closed} open: web CPU {o['server_cpu_ms_per_event']:.3f} ms/event"
         f" (kernel {o['server_system_cpu_ms_per_event']:.3f}),"
         f" p99 from schedule {o['latency_from_schedule_ms'].get('p99', 0):.1f} ms;"
         f" other processes {c['other_processes_cpu_fraction']:.0%}"

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import orjson
 import pytest
 import sqlalchemy as sa
 
@@ -38,9 +39,10 @@ from tracebox.digest.prepare_process import (
     _send,
 )
 from tracebox.digest.worker import HERE_SHARE, MIN_HANDED_SHARE, DigestWorker, _Balance
-from tracebox.spool import SpoolReader, SpoolRecord
-from tracebox.store import Database, artifacts, projects
+from tracebox.spool import RecordKind, SpoolReader, SpoolRecord
+from tracebox.store import Database, artifacts, payloads, projects
 from tracebox.store.tables import errors, events
+from tracebox.symbolication import MapCache, StoreArtifacts, Symbolicator
 
 EVENTS = 25
 
@@ -387,6 +389,46 @@ def test_batches_of_projects_with_source_maps_are_prepared_here(
     finally:
         digest.close()
     assert len(stored_ids(db)) == 6
+
+
+def js_event_record(n: int, release: str | None) -> bytes:
+    """A browser SDK's event: minified frames, no debug ID."""
+    frames = [{"filename": "https://shop.example/static/app.min.js", "lineno": 1, "colno": 70}]
+    raw = {
+        "event_id": f"{n:032x}",
+        "platform": "javascript",
+        "exception": {"values": [{"type": "TypeError", "stacktrace": {"frames": frames}}]},
+        **({"release": release} if release else {}),
+    }
+    return SpoolRecord(
+        RecordKind.EVENT, 1, 1, time.time(), orjson.dumps(raw), event_id=f"{n:032x}"
+    ).encode()
+
+
+def test_the_child_explains_unmapped_frames_as_the_digest_does(db: Database) -> None:
+    """The child is handed only projects without artifacts, and reads no database: it
+    tells why their frames are minified ("no debug ID", "nothing uploaded for this
+    release") as the digest's own symbolicator does, whichever process prepares them."""
+    records = [js_event_record(1, None), js_event_record(2, "shop@4.0.0")]
+    configs = {1: ProjectConfig(project_id=1, version=1)}
+    symbolicator = Symbolicator(StoreArtifacts(db), MapCache(1 << 20))
+    here = Preparer(symbolicator=symbolicator).prepare(read_records(records), configs)
+    child = PrepareProcess()
+    try:
+        child.submit(records, configs)
+        there = child.result()
+    finally:
+        child.close()
+
+    def frames(batch: PreparedBatch) -> list[dict[str, object]]:
+        events = [payloads.decode(e.payload) for e in batch.events]
+        return [e["exception"]["values"][0]["stacktrace"]["frames"][0] for e in events]
+
+    assert frames(there) == frames(here)
+    assert [f["data"]["symbolication_error"] for f in frames(there)] == [  # type: ignore[index]
+        "no_debug_id",
+        "missing_artifact",
+    ]
 
 
 def test_the_child_exits_when_its_parent_dies() -> None:

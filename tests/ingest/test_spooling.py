@@ -20,6 +20,7 @@ from tests.helpers import FsyncGate
 from tests.ingest.conftest import Ingest, make_ingest
 from tests.ingest.test_ingest_endpoints import EVENT, envelope
 from tracebox.config import Settings
+from tracebox.ingest.process import Accepted
 from tracebox.ingest.routes import OFF_LOOP_BODY_BYTES
 from tracebox.spool import RecordKind, SpoolReader, SpoolRecord
 from tracebox.store import Database
@@ -272,9 +273,12 @@ def test_a_request_waiting_for_its_fsync_holds_its_records_encoded_alone(
             content=gzip.compress(body),
             headers={**ingest.auth(), "Content-Encoding": "gzip"},
         )
-        assert gate.entered.wait(10)
-        held = [o for o in gc.get_objects() if isinstance(o, SpoolRecord)]
-        gate.release()
+        try:
+            assert gate.entered.wait(10)
+            alive = [o for o in gc.get_objects() if isinstance(o, Accepted | SpoolRecord)]
+        finally:
+            gate.release()
         assert answer.result(10).status_code == 200
-    assert [r.event_id for r in held if r.event_id == "d" * 32] == []
+    ours = [o for o in alive if o.event_id == "d" * 32]
+    assert [type(o) for o in ours] == [Accepted]  # the request, waiting: no record of it
     assert stored_event_ids(ingest) == ["d" * 32]

@@ -220,9 +220,11 @@ def test_an_append_waiting_for_its_fsync_no_longer_holds_its_records(
         alone = sys.getrefcount(records)
         monkeypatch.setattr(os, "fsync", gate)
         append = asyncio.ensure_future(writer.append(records))
-        assert await asyncio.to_thread(gate.entered.wait, 10)  # the committer is in the fsync
-        waiting = sys.getrefcount(records)
-        gate.release()
+        try:
+            assert await asyncio.to_thread(gate.entered.wait, 10)  # the committer's fsync
+            waiting = sys.getrefcount(records)
+        finally:
+            gate.release()
         await append
         await writer.close()
         return alone, waiting

@@ -48,7 +48,7 @@ from tracebox.spool.record import RecordError, RecordKind, SpoolRecord
 from tracebox.store.payloads import Dictionary, PayloadEncoder
 from tracebox.store.rows import PreparedEvent
 
-if TYPE_CHECKING:  # it reads the database; the prepare process has none to read
+if TYPE_CHECKING:  # the digest's symbolicator reads the database, the prepare process's none
     from tracebox.symbolication import Symbolicator
 
 log = logging.getLogger("tracebox.digest")

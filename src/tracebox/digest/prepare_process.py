@@ -42,6 +42,9 @@ from typing import IO, Any, NoReturn
 
 from tracebox.digest.prepare import PreparedBatch, Preparer, ProjectConfig, prepare_in_parts
 from tracebox.store.rows import PreparedEvent
+from tracebox.symbolication.cache import MapCache
+from tracebox.symbolication.lookup import NoArtifacts
+from tracebox.symbolication.symbolicator import Symbolicator
 
 log = logging.getLogger("tracebox.digest")
 
@@ -287,7 +290,9 @@ def _always(configs: Mapping[int, ProjectConfig]) -> Callable[[Any], Mapping[int
 
 def serve(requests: IO[bytes], answers: IO[bytes]) -> None:
     """The child's loop: prepare every batch it is sent, until its input ends."""
-    preparer = Preparer()
+    # Handed only projects without artifacts (``DigestWorker._hand``): their frames are
+    # explained as unmapped here as the digest would, without its database.
+    preparer = Preparer(symbolicator=Symbolicator(NoArtifacts(), MapCache(0)))
     configs: dict[int, ProjectConfig] = {}
     while (request := _receive(requests)) is not None:
         (fresh, projects, part), raw = request

@@ -438,7 +438,9 @@ class DigestWorker:
         """Hand records to the prepare process, but for the last ``share`` of them, which
         are returned: this process prepares them while it would wait anyway. None
         (nothing handed) when one of their projects has source map artifacts
-        (symbolication reads the database: prepared here) or the process is not there."""
+        (symbolication reads the database: prepared here) or the process is not there.
+        The prepare process explains the others' frames as unmapped without the database
+        (``symbolication.NoArtifacts``), as this process would."""
         assert self.child is not None
         projects = project_ids(records)
         with self.db.read() as conn:

@@ -144,7 +144,7 @@ class IngestApp:
         )
         # The records leave ``accepted`` as they are encoded: a request that waits for the
         # spool's fsync holds their bytes alone, not the event inflated and the body as
-        # sent (16 KB of 20 for a typical event; hundreds wait when the disk stalls).
+        # sent (16 KB for a typical event; hundreds of requests wait when the disk stalls).
         await ctx.spool.append(accepted.take_encoded())
         ctx.metrics.accepted(call.endpoint, accepted.events, accepted.dropped)
         ctx.metrics.latency(call.endpoint, time.perf_counter() - started)

@@ -1,4 +1,5 @@
-"""Where the digest finds artifacts: the store, behind a per-batch memo.
+"""Where the digest finds artifacts (``lookup.ArtifactLookup``): the store, behind a
+per-batch memo.
 
 A batch of events from one build asks for the same few files over and over; each
 distinct question reaches the database once per batch. Answers are not kept across
@@ -8,24 +9,13 @@ batches, so an upload is seen by the next batch (on any node) without invalidati
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 from tracebox.store import Database
 from tracebox.store import artifacts as store
 from tracebox.store.artifacts import ArtifactFile
 
 T = TypeVar("T")
-
-
-class ArtifactLookup(Protocol):
-    def begin_batch(self) -> None: ...
-    def has_artifacts(self, project_id: int) -> bool: ...
-    def by_debug_id(self, project_id: int, debug_id: str) -> list[ArtifactFile]: ...
-    def by_url(
-        self, project_id: int, release: str, dist: str, urls: Sequence[str]
-    ) -> list[ArtifactFile]: ...
-    def release_file_count(self, project_id: int, release: str, dist: str) -> int: ...
-    def read(self, checksum: str) -> bytes | None: ...
 
 
 class StoreArtifacts:

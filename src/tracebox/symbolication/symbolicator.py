@@ -16,14 +16,16 @@ import base64
 import logging
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tracebox.store.artifacts import ArtifactFile
 from tracebox.symbolication import urls
-from tracebox.symbolication.artifacts import ArtifactLookup
 from tracebox.symbolication.bundle import discover_sourcemap, normalize_debug_id
 from tracebox.symbolication.cache import MapCache, ParsedMap, parse
 from tracebox.symbolication.frames import apply_token, mark_failed
+from tracebox.symbolication.lookup import ArtifactLookup
+
+if TYPE_CHECKING:
+    from tracebox.store.artifacts import ArtifactFile
 
 log = logging.getLogger("tracebox.digest")
 JAVASCRIPT_PLATFORMS = frozenset({"javascript", "node"})

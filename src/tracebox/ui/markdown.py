@@ -24,8 +24,8 @@ URL_SCHEMES = {"http", "https", "mailto"}
 
 @cache
 def _parser() -> MarkdownIt:
-    # Imported by the first comment rendered: ~2 MB a web worker that never shows one
-    # does not hold (an ingest-only worker, for one).
+    # Imported by the first comment rendered: ~2 MB that a web worker holds only once a
+    # page has shown one (most of what a worker serves is ingestion).
     from markdown_it import MarkdownIt
 
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})

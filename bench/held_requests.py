@@ -31,6 +31,7 @@ from loadgen import HttpConnection, Requests
 
 WARMUP = 50  # sequential requests before the held ones: the server's caches are warm
 STEADY_SAMPLES = 10  # RSS unchanged for this many samples, 50 ms apart: all are waiting
+HOLD_SECONDS = 60  # the most the requests are held before the run gives up
 
 
 def parse_args() -> argparse.Namespace:
@@ -89,7 +90,11 @@ async def held(port: int, pid: int, gate: Path, items: list[tuple[bytes, bytes]]
     gate.touch()
     tasks = [asyncio.ensure_future(one(port, data)) for data, _ in items]
     last, steady = -1.0, 0
+    deadline = time.monotonic() + HOLD_SECONDS
     while steady < STEADY_SAMPLES:
+        if time.monotonic() > deadline:
+            gate.unlink()
+            raise RuntimeError(f"the server's RSS did not settle in {HOLD_SECONDS} s")
         await asyncio.sleep(0.05)
         now = rss_mb(pid)
         steady = steady + 1 if now == last else 0

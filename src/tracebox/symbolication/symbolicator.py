@@ -91,7 +91,9 @@ class Symbolicator:
         """Map the event's JavaScript frames in place (a no-op for other platforms)."""
         if event.get("platform") not in JAVASCRIPT_PLATFORMS:
             return
-        stacks = _stacks(event)
+        # Only stacks with a frame to map: copying the others' frames (below) would be
+        # the whole cost for an event with none (a Node event without columns).
+        stacks = [o for o in _stacks(event) if any(map(_candidate, o["stacktrace"]["frames"]))]
         if not stacks:
             return
         ctx = _EventContext(

@@ -92,7 +92,12 @@ def test_scrubbing_as_sent_gives_the_event_scrubbing_after_normalizing_gives(
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(event_learning_nothing(), st.sampled_from(sorted(WRITERS)))
 def test_modules_keep_their_names_as_sent_too(raw: dict[str, Any], writer: str) -> None:
-    assert same(as_sent(WRITERS[writer](raw), OPTIONS), after_normalizing(raw, OPTIONS))
+    fast = as_sent(WRITERS[writer](raw), OPTIONS)
+    if fast is None:  # refused, as it must be when a nested key is named like a skipped
+        # field: which of the two is the top-level one is known only once it is parsed
+        assert {"modules", "sdk"} & set(raw["extra"])
+        return
+    assert same(fast, after_normalizing(raw, OPTIONS))
 
 
 def test_a_secret_only_the_payload_holds_is_filtered_too() -> None:

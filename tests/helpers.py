@@ -176,6 +176,9 @@ def wait_for(condition: Any, *, timeout: float = 20.0, interval: float = 0.05) -
         time.sleep(interval)
 
 
+GATE_TIMEOUT = 60.0  # the longest an fsync is held: a test that fails first does not hang
+
+
 class FsyncGate:
     """``os.fsync`` held at its start until ``release()``: what a request or an append
     holds while the disk stalls. Install with ``monkeypatch.setattr(os, "fsync", gate)``;
@@ -188,7 +191,7 @@ class FsyncGate:
 
     def __call__(self, fd: int) -> None:
         self.entered.set()
-        self._released.wait(SERVER_START_TIMEOUT)
+        self._released.wait(GATE_TIMEOUT)
         self._fsync(fd)
 
     def release(self) -> None:

@@ -36,10 +36,18 @@ class Server:
     """``tracebox serve`` started in a new session: every process it spawns (web workers,
     the digest worker, multiprocessing helpers) shares the leader's session id."""
 
-    def __init__(self, global_args: list[str], workers: int, log_path: Path) -> None:
+    def __init__(
+        self,
+        global_args: list[str],
+        workers: int,
+        log_path: Path,
+        launcher: tuple[str, ...] = ("-m", "tracebox"),
+    ) -> None:
+        """``launcher``: what runs ``tracebox`` after the interpreter (a script that
+        wraps it, as ``held_requests.py`` does)."""
         self.port = free_port()
         self.log_path = log_path
-        cmd = [sys.executable, "-m", "tracebox", *global_args, "serve", "--host", "127.0.0.1"]
+        cmd = [sys.executable, *launcher, *global_args, "serve", "--host", "127.0.0.1"]
         cmd += ["--port", str(self.port), "--workers", str(workers)]
         with log_path.open("wb") as log:
             self.proc = subprocess.Popen(
@@ -172,7 +180,7 @@ class RssSampler:
             self.samples += 1
             total = 0
             for pid in pids:
-                rss = _rss(pid)
+                rss = rss_bytes(pid)
                 total += rss
                 self.peaks[pid] = max(self.peaks.get(pid, 0), rss)
             self.peak_total = max(self.peak_total, total)
@@ -262,7 +270,7 @@ def wait_until_idle(max_wait: float, threshold: float = 0.10, window: float = 3.
             return fraction
 
 
-def _rss(pid: int) -> int:
+def rss_bytes(pid: int) -> int:
     try:
         with open(f"/proc/{pid}/statm", "rb") as f:
             return int(f.read().split()[1]) * PAGE_BYTES

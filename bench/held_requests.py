@@ -18,7 +18,6 @@ import asyncio
 import os
 import runpy
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -26,7 +25,7 @@ from pathlib import Path
 
 import corpus
 import orjson
-from harness import Server, free_port, tracebox
+from harness import Server, rss_bytes, tracebox
 from loadgen import HttpConnection, Requests
 
 WARMUP = 50  # sequential requests before the held ones: the server's caches are warm
@@ -57,23 +56,8 @@ def serve_gated(gate: str, args: list[str]) -> None:
     runpy.run_module("tracebox", run_name="__main__")
 
 
-class GatedServer(Server):
-    def __init__(self, global_args: list[str], gate: Path, log_path: Path) -> None:
-        self.port = free_port()
-        self.log_path = log_path
-        cmd = [sys.executable, __file__, "--serve-gated", str(gate), *global_args, "serve"]
-        cmd += ["--host", "127.0.0.1", "--port", str(self.port), "--workers", "1"]
-        with log_path.open("wb") as log:
-            self.proc = subprocess.Popen(
-                cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-            )
-
-
 def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError(f"no VmRSS for {pid}")
+    return rss_bytes(pid) / (1 << 20)
 
 
 async def one(port: int, data: bytes) -> int:
@@ -113,7 +97,7 @@ def one_round(args: argparse.Namespace, work: Path, data: corpus.Corpus) -> tupl
     project = orjson.loads(tracebox(global_args, "project", "create", "bench/held"))
     key = orjson.loads(tracebox(global_args, "key", "create", str(project["id"])))
     gate = work / "gate"
-    server = GatedServer(global_args, gate, work / "server.log")
+    server = Server(global_args, 1, work / "server.log", (__file__, "--serve-gated", str(gate)))
     try:
         server.wait_healthy()
         requests = Requests(data, server.port, project["id"], key["public_key"])

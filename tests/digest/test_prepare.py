@@ -6,7 +6,9 @@ import time
 from typing import Any
 
 import orjson
+import pytest
 
+from tracebox import privacy
 from tracebox.digest.config import ProjectConfig
 from tracebox.digest.prepare import PreparedBatch, Preparer, read_records
 from tracebox.spool import RecordKind, SpoolRecord
@@ -48,6 +50,23 @@ def test_an_event_that_makes_a_stage_fail_is_set_aside_alone() -> None:
     assert [e.event_id for e in batch.events] == [f"{1:032x}", f"{3:032x}"]
     assert dict(batch.dropped) == {(1, "event_failed"): 1}
     assert dict(batch.invalid) == {"event_failed": 1}
+
+
+def test_an_event_whose_scan_fails_is_set_aside_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Events are scrubbed as sent a group at a time, ahead of the rest of their
+    preparing: a failure there costs its own record, not its group's."""
+    scrub_sent = privacy.scrub_sent
+
+    def fail_on_two(payload: bytes, settings: privacy.PrivacySettings) -> privacy.Sent | None:
+        if b"order 2 " in payload:
+            raise RuntimeError("a bug")
+        return scrub_sent(payload, settings)
+
+    monkeypatch.setattr(privacy, "scrub_sent", fail_on_two)
+    records = read_records([record(n) for n in range(1, 5)])
+    batch = Preparer(scan_group=4).prepare(records, CONFIGS)
+    assert [e.event_id for e in batch.events] == [f"{n:032x}" for n in (1, 3, 4)]
+    assert dict(batch.dropped) == {(1, "event_failed"): 1}
 
 
 def test_records_of_a_deleted_project_are_set_aside() -> None:

@@ -14,6 +14,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -261,11 +262,12 @@ def test_the_hand_over_while_writing_covers_the_write_and_what_is_kept() -> None
     assert balance.covering(30) == 320
 
 
-def test_a_batch_is_prepared_a_part_at_a_time_each_record_decoded_when_prepared(
+def test_a_batch_is_prepared_a_part_at_a_time_each_record_decoded_a_group_ahead(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The projects' configurations are looked up a part at a time; each record is
-    decoded (its payload inflated) only as it is prepared, not a part at once."""
+    decoded (its payload inflated) at most a scan group before it is prepared, not a
+    part at once, and a group does not reach into the next part."""
     decodes = [0]
     decode = SpoolRecord.decode
 
@@ -277,11 +279,11 @@ def test_a_batch_is_prepared_a_part_at_a_time_each_record_decoded_when_prepared(
     decoded_before: list[int] = []  # records decoded when each was prepared
 
     class Counting(Preparer):
-        def _add(self, batch: PreparedBatch, record: SpoolRecord, config: ProjectConfig) -> None:
+        def _add(self, batch: PreparedBatch, record: SpoolRecord, *args: Any) -> None:
             decoded_before.append(decodes[0])
-            super()._add(batch, record, config)
+            super()._add(batch, record, *args)
 
-    raw = [event_record(1, n) for n in range(5)]
+    raw = [event_record(1, n) for n in range(7)]
     configs = {1: ProjectConfig(project_id=1, version=1)}
     parts: list[int] = []
 
@@ -289,12 +291,14 @@ def test_a_batch_is_prepared_a_part_at_a_time_each_record_decoded_when_prepared(
         parts.append(len(records))
         return configs
 
-    batch = prepare_in_parts(Counting(), raw, configs_of, 2)
-    assert parts == [2, 2, 1]
-    assert decoded_before == [1, 2, 3, 4, 5]  # all at once would be [2, 2, 4, 4, 5]
-    assert [e.event_id for e in batch.events] == [f"{n:032x}" for n in range(5)]
-    assert prepare_in_parts(Counting(), raw, configs_of, None).events == batch.events
-    assert parts[3:] == [5]
+    batch = prepare_in_parts(Counting(scan_group=3), raw, configs_of, 4)
+    assert parts == [4, 3]
+    assert decoded_before == [3, 3, 3, 4, 7, 7, 7]  # all at once would be all 7s
+    assert [e.event_id for e in batch.events] == [f"{n:032x}" for n in range(7)]
+    decoded_before.clear()
+    assert prepare_in_parts(Counting(scan_group=1), raw, configs_of, None).events == batch.events
+    assert parts[2:] == [7]
+    assert decoded_before == [8, 9, 10, 11, 12, 13, 14]  # each decoded as it is prepared
 
 
 @pytest.mark.parametrize("parts", [False, True], ids=["one part", "parts"])

@@ -27,7 +27,9 @@ import logging
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from enum import Enum
+from itertools import islice
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import orjson
 
@@ -103,16 +105,36 @@ class PreparedBatch:
         self.sdk.logs += other.sdk.logs
 
 
+# Events scanned for scrubbing one after another, before the rest of their preparing:
+# the scanner's tables stay in the CPU's caches (docs/performance.md, -15 to -21 us per
+# event), for a group's records decoded at once (~25 KB each with the scrubbed payload).
+SCAN_GROUP = 32
+
+
+class _Scan(Enum):
+    NOT_DONE = "not scanned"  # not an event, no project, or the scan failed
+
+
+# What ``_scanned`` gives: the payload scrubbed as sent, None (scrub it once normalized),
+# or ``_NOT_SCANNED`` (scrub it as it is prepared).
+Scanned = privacy.Sent | None | Literal[_Scan.NOT_DONE]
+_NOT_SCANNED: Final = _Scan.NOT_DONE
+
+
 class Preparer:
     """Not thread-safe (one compressor); one per digest worker."""
 
     def __init__(
-        self, stages: Sequence[Stage] = (), symbolicator: Symbolicator | None = None
+        self,
+        stages: Sequence[Stage] = (),
+        symbolicator: Symbolicator | None = None,
+        scan_group: int = SCAN_GROUP,
     ) -> None:
         self._payloads = PayloadEncoder()
         self._stages = tuple(stages)
         self._symbolicator = symbolicator
         self._sdk = sdkdata.SdkPreparer()
+        self._scan_group = scan_group
 
     def prepare(
         self,
@@ -120,33 +142,52 @@ class Preparer:
         configs: Mapping[int, ProjectConfig],
     ) -> PreparedBatch:
         """Rows for ``records`` (as ``read_records`` or ``decoded`` gives them); ``configs``
-        holds the configuration of every project that still exists."""
+        holds the configuration of every project that still exists. Records are taken
+        ``scan_group`` at a time: their events scanned for scrubbing, then prepared."""
         batch = PreparedBatch()
         if self._symbolicator is not None:
             self._symbolicator.begin_batch()
-        for record in records:
-            if isinstance(record, RecordError):
-                _set_aside(batch, record.project_id, "record", "unreadable")
-                log.error("spool record set aside: %s", record)
-                continue
-            config = configs.get(record.project_id)
-            if config is None:
-                batch.invalid["project_deleted"] += 1  # no project left to count it against
-                continue
-            try:
-                self._add(batch, record, config)
-            except InvalidRecord as e:
-                _set_aside(batch, record.project_id, record.kind, e.reason)
-            except Exception:
-                # A bug must not stall the spool: this record is set aside, the rest go on.
-                log.exception("spool record (%s) set aside: processing failed", record.kind)
-                _set_aside(batch, record.project_id, record.kind, "failed")
+        for group in _groups(records, self._scan_group):
+            scanned = [_scanned(record, configs) for record in group]
+            for record, sent in zip(group, scanned, strict=True):
+                self._prepare_record(batch, record, configs, sent)
         return batch
 
-    def _add(self, batch: PreparedBatch, record: SpoolRecord, config: ProjectConfig) -> None:
+    def _prepare_record(
+        self,
+        batch: PreparedBatch,
+        record: SpoolRecord | RecordError,
+        configs: Mapping[int, ProjectConfig],
+        sent: Scanned,
+    ) -> None:
+        if isinstance(record, RecordError):
+            _set_aside(batch, record.project_id, "record", "unreadable")
+            log.error("spool record set aside: %s", record)
+            return
+        config = configs.get(record.project_id)
+        if config is None:
+            batch.invalid["project_deleted"] += 1  # no project left to count it against
+            return
+        try:
+            self._add(batch, record, config, sent)
+        except InvalidRecord as e:
+            _set_aside(batch, record.project_id, record.kind, e.reason)
+        except Exception:
+            # A bug must not stall the spool: this record is set aside, the rest go on.
+            log.exception("spool record (%s) set aside: processing failed", record.kind)
+            _set_aside(batch, record.project_id, record.kind, "failed")
+
+    def _add(
+        self,
+        batch: PreparedBatch,
+        record: SpoolRecord,
+        config: ProjectConfig,
+        sent: Scanned = _NOT_SCANNED,
+    ) -> None:
+        """``sent``: the event's payload scrubbed ahead (``_scanned``), or ``_NOT_SCANNED``."""
         kind, project_id = record.kind, record.project_id
         if kind is RecordKind.EVENT:
-            event = self._normalized(record, config)
+            event = self._normalized(record, config, sent)
             batch.events.append(self.prepare_event(project_id, event, config.dictionary))
         elif kind is RecordKind.SESSION:
             batch.sessions[project_id].append(_session(record))
@@ -175,11 +216,12 @@ class Preparer:
                 )
             )
 
-    def _normalized(self, record: SpoolRecord, config: ProjectConfig) -> Event:
+    def _normalized(self, record: SpoolRecord, config: ProjectConfig, sent: Scanned) -> Event:
         """normalize -> scrub -> symbolicate; the scrubbing is done on the payload as sent,
         before it is parsed, when it can be (``privacy.scrub_sent``: no serialization of
         the event for the scan, no parse of the edited fields again)."""
-        sent = None if record.normalized else privacy.scrub_sent(record.payload, config.privacy)
+        if sent is _NOT_SCANNED:
+            sent = _scrub_sent(record, config)
         scrubbed = None if sent is None else _parsed_object(sent.payload)
         if sent is not None and scrubbed is not None and sent.fits(scrubbed):
             event = self._normalize(scrubbed, record)
@@ -249,6 +291,34 @@ class Preparer:
             tags=tuple(event_tags(event)),
             payload=self._payloads.encode(event, dictionary),
         )
+
+
+def _groups(
+    records: Iterable[SpoolRecord | RecordError], n: int
+) -> Iterator[list[SpoolRecord | RecordError]]:
+    """``records`` ``n`` at a time (``itertools.batched``, new in Python 3.12)."""
+    it = iter(records)
+    while group := list(islice(it, n)):
+        yield group
+
+
+def _scanned(record: SpoolRecord | RecordError, configs: Mapping[int, ProjectConfig]) -> Scanned:
+    """An event's payload scrubbed as sent (``_scrub_sent``), ahead of its preparing;
+    ``_NOT_SCANNED`` for any other record, and when the scan fails: the failure is then
+    met again in the record's own preparing, which sets that record alone aside."""
+    if isinstance(record, RecordError) or record.kind is not RecordKind.EVENT:
+        return _NOT_SCANNED
+    config = configs.get(record.project_id)
+    if config is None:
+        return _NOT_SCANNED
+    try:
+        return _scrub_sent(record, config)
+    except Exception:
+        return _NOT_SCANNED
+
+
+def _scrub_sent(record: SpoolRecord, config: ProjectConfig) -> privacy.Sent | None:
+    return None if record.normalized else privacy.scrub_sent(record.payload, config.privacy)
 
 
 def _name_the_client(event: Event, record: SpoolRecord) -> None:

@@ -12,6 +12,11 @@ medians: the difference is what the scrubbing costs. Alternate two trees with
 holding one (both as sent and once normalized): a document of many candidates, whose
 cost must grow with N, not with its square.
 
+``--groups 1,32,64`` instead prepares the corpus's records, encoded as the spool holds
+them, with ``Preparer(scan_group=N)`` for each N in turns (scrubbing on): how much
+scanning a group's payloads before the rest of their preparing saves (1: each record
+scanned as it is prepared).
+
 ``--automata`` instead times the automaton's pass alone (the default rules and the
 sent-payload marks) with each implementation ``ahocorasick_rs`` offers, on the corpus's
 payloads, and checks that they find the same matches.
@@ -30,7 +35,7 @@ import orjson
 import prepare_stages
 
 from tracebox import privacy
-from tracebox.digest.prepare import Preparer, ProjectConfig
+from tracebox.digest.prepare import Preparer, ProjectConfig, decoded
 from tracebox.digest.prepare_process import GC_THRESHOLD
 from tracebox.privacy import PrivacySettings
 from tracebox.privacy.text import FOLD, SENT_MARKS
@@ -47,6 +52,7 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--numbers", type=int, default=0, help="time a payload of N card numbers")
     p.add_argument("--automata", action="store_true", help="time the automaton's pass alone")
+    p.add_argument("--groups", default="", help="compare scan groups, e.g. 1,32,64")
     return p.parse_args()
 
 
@@ -75,6 +81,28 @@ def prepare_rounds(events: int, rounds: int, seed: int) -> None:
         print(f"scrubbing {side:3}: {shown}; median {statistics.median(figures):.0f} us/event")
     cost = statistics.median(us["on"]) - statistics.median(us["off"])
     print(f"the scrubbing costs {cost:.0f} us/event")
+
+
+def scan_groups(groups: list[int], events: int, rounds: int, seed: int) -> None:
+    raw = [  # as the spool holds them: each decoded (inflated) as it is prepared
+        SpoolRecord(
+            RecordKind.EVENT, 1, 1, time.time(), p, "203.0.113.7", uuid.uuid4().hex, sent=sent
+        ).encode()
+        for p, sent in prepare_stages.sent_events(events, seed)
+    ]
+    configs = {1: ProjectConfig(1, 1)}
+    gc.set_threshold(GC_THRESHOLD)
+    preparers = {n: Preparer(scan_group=n) for n in groups}
+    us: dict[int, list[float]] = {n: [] for n in groups}
+    for i in range(rounds):
+        for n in groups if i % 2 == 0 else groups[::-1]:
+            start = time.process_time()
+            for at in range(0, len(raw), BATCH):
+                preparers[n].prepare(decoded(raw[at : at + BATCH]), configs)
+            us[n].append((time.process_time() - start) / len(raw) * 1e6)
+    for n, figures in us.items():
+        shown = " ".join(f"{x:.0f}" for x in figures)
+        print(f"scan group {n:3}: {shown}; median {statistics.median(figures):.0f} us/event")
 
 
 def many_numbers(count: int) -> None:
@@ -116,7 +144,9 @@ def automata(events: int, rounds: int, seed: int) -> None:
 
 def main() -> None:
     args = parse_args()
-    if args.automata:
+    if args.groups:
+        scan_groups([int(n) for n in args.groups.split(",")], args.events, args.rounds, args.seed)
+    elif args.automata:
         automata(args.events, args.rounds, args.seed)
     elif args.numbers:
         many_numbers(args.numbers)

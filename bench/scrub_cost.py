@@ -56,13 +56,18 @@ def parse_args() -> argparse.Namespace:
     return p.parse_args()
 
 
-def prepare_rounds(events: int, rounds: int, seed: int) -> None:
-    records = [  # as ingest spools them: the gzip body as sent
+def corpus_records(events: int, seed: int) -> list[SpoolRecord]:
+    """The corpus's events as ingest spools them: the gzip body as sent."""
+    return [
         SpoolRecord(
             RecordKind.EVENT, 1, 1, time.time(), p, "203.0.113.7", uuid.uuid4().hex, sent=sent
         )
         for p, sent in prepare_stages.sent_events(events, seed)
     ]
+
+
+def prepare_rounds(events: int, rounds: int, seed: int) -> None:
+    records = corpus_records(events, seed)
     configs = {
         "on": {1: ProjectConfig(1, 1)},
         "off": {1: ProjectConfig(1, 1, privacy=PrivacySettings(scrub_data=False))},
@@ -84,12 +89,8 @@ def prepare_rounds(events: int, rounds: int, seed: int) -> None:
 
 
 def scan_groups(groups: list[int], events: int, rounds: int, seed: int) -> None:
-    raw = [  # as the spool holds them: each decoded (inflated) as it is prepared
-        SpoolRecord(
-            RecordKind.EVENT, 1, 1, time.time(), p, "203.0.113.7", uuid.uuid4().hex, sent=sent
-        ).encode()
-        for p, sent in prepare_stages.sent_events(events, seed)
-    ]
+    # Encoded, as the spool holds them: each decoded (inflated) as it is prepared.
+    raw = [record.encode() for record in corpus_records(events, seed)]
     configs = {1: ProjectConfig(1, 1)}
     gc.set_threshold(GC_THRESHOLD)
     preparers = {n: Preparer(scan_group=n) for n in groups}

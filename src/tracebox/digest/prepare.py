@@ -7,6 +7,8 @@ in this order (docs/design.md "Digest pipeline")::
 
 where the scrubbing is done, when it can be, on the payload before it is parsed
 (``privacy.scrub_sent``; the same result, for less CPU), then finished after normalizing.
+The payloads of ``SCAN_GROUP`` records are scanned one after another, before the rest of
+their preparing: the scanner's tables stay in the CPU's caches.
 
 ``normalize`` is ``protocol.event.normalize_event``; ``stages`` run next, in the order
 given: privacy scrubbing first, then symbolication, each a pure function of the event

@@ -185,7 +185,7 @@ class Preparer:
         batch: PreparedBatch,
         record: SpoolRecord,
         config: ProjectConfig,
-        sent: Scanned = _NOT_SCANNED,
+        sent: Scanned,
     ) -> None:
         """``sent``: the event's payload scrubbed ahead (``_scanned``), or ``_NOT_SCANNED``."""
         kind, project_id = record.kind, record.project_id

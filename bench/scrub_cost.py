@@ -17,6 +17,9 @@ them, with ``Preparer(scan_group=N)`` for each N in turns (scrubbing on): how mu
 scanning a group's payloads before the rest of their preparing saves (1: each record
 scanned as it is prepared).
 
+The candidates are found with Hyperscan, as the prepare process finds them;
+``--automaton`` finds them as any other process does (``privacy/scan.py``).
+
 ``--automata`` instead times the automaton's pass alone (the default rules and the
 sent-payload marks) with each implementation ``ahocorasick_rs`` offers, on the corpus's
 payloads, and checks that they find the same matches.
@@ -37,7 +40,7 @@ import prepare_stages
 from tracebox import privacy
 from tracebox.digest.prepare import Preparer, ProjectConfig, decoded
 from tracebox.digest.prepare_process import GC_THRESHOLD
-from tracebox.privacy import PrivacySettings
+from tracebox.privacy import PrivacySettings, use_hyperscan
 from tracebox.privacy.text import FOLD, SENT_MARKS
 from tracebox.protocol.event import normalize_event
 from tracebox.spool.record import RecordKind, SpoolRecord
@@ -53,6 +56,12 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--numbers", type=int, default=0, help="time a payload of N card numbers")
     p.add_argument("--automata", action="store_true", help="time the automaton's pass alone")
     p.add_argument("--groups", default="", help="compare scan groups, e.g. 1,32,64")
+    p.add_argument(
+        "--automaton",
+        action="store_true",
+        help="find candidates with the automaton, as processes other than the prepare "
+        "process do (default: Hyperscan, as the prepare process does)",
+    )
     return p.parse_args()
 
 
@@ -145,6 +154,8 @@ def automata(events: int, rounds: int, seed: int) -> None:
 
 def main() -> None:
     args = parse_args()
+    if not args.automaton:
+        use_hyperscan()
     if args.groups:
         scan_groups([int(n) for n in args.groups.split(",")], args.events, args.rounds, args.seed)
     elif args.automata:

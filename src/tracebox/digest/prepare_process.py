@@ -41,6 +41,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any, NoReturn
 
 from tracebox.digest.prepare import PreparedBatch, Preparer, ProjectConfig, prepare_in_parts
+from tracebox.privacy import use_hyperscan
 from tracebox.store.rows import PreparedEvent
 from tracebox.symbolication.cache import MapCache
 from tracebox.symbolication.lookup import NoArtifacts
@@ -318,6 +319,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     gc.set_threshold(GC_THRESHOLD)
+    use_hyperscan()  # this process does most of the preparing: worth the library's memory
     answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     sys.stdout = sys.stderr  # a stray print must not corrupt the answers
     with contextlib.suppress(BrokenPipeError, EOFError):  # the parent died mid-message

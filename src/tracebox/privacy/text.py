@@ -35,6 +35,7 @@ from tracebox.privacy.rules import (
     URL_PASSWORD,
     normalize_key,
 )
+from tracebox.privacy.scan import NAME_FOLLOWS, SentPass, hyperscan_pass
 
 MAX_KEY_CHARS = 64  # a name in name=value text is at most this long
 # Texts whose result is remembered per project's rules: how many, and up to what length
@@ -65,10 +66,19 @@ class _Kind:
     pattern: re.Pattern[bytes]
     group: str | None = None
     boundary: bool = True
+    # What follows the anchor wherever ``pattern`` matches, as a regex Hyperscan reads
+    # (``scan.py``); None: the anchor alone is a candidate.
+    follows: bytes | None = None
 
 
-def _kind(rule: str, pattern: bytes, group: str | None = None, boundary: bool = True) -> _Kind:
-    return _Kind(rule, re.compile(pattern), group, boundary)
+def _kind(
+    rule: str,
+    pattern: bytes,
+    group: str | None = None,
+    boundary: bool = True,
+    follows: bytes | None = None,
+) -> _Kind:
+    return _Kind(rule, re.compile(pattern), group, boundary, follows)
 
 
 _AWS_PREFIXES = (
@@ -88,7 +98,11 @@ _GITLAB_PREFIXES = ("pat", "dt", "rt", "ptt", "cbt", "ft", "imt", "oas", "soat",
 _PEM = _kind(PRIVATE_KEY, rb"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY[A-Z ]{0,20}-----")
 _PEM_END = re.compile(rb"-----END[A-Z0-9 ]{0,40}PRIVATE KEY[A-Z ]{0,20}-----")
 _URL = _kind(
-    URL_PASSWORD, rb":(?://|\\/\\/)[^\s:@/?#\[\]\\]*:(?P<v>[^\s@/?#\\]+)@", "v", boundary=False
+    URL_PASSWORD,
+    rb":(?://|\\/\\/)[^\s:@/?#\[\]\\]*:(?P<v>[^\s@/?#\\]+)@",
+    "v",
+    boundary=False,
+    follows=rb"[^\s:@/?#\[\]\\]*:[^\s@/?#\\]+@",  # after "://" or ":\/\/"
 )
 _BEARER = _kind(BEARER_TOKEN, rb"(?i:bearer)[ \t]+(?P<v>[A-Za-z0-9\-._~+/]{4,}=*)", "v")
 _AWS = _kind(AWS_ACCESS_KEY, rb"(?:" + "|".join(_AWS_PREFIXES).encode() + rb")[A-Z0-9]{16}\b")
@@ -195,7 +209,7 @@ class TextScrubber:
             if self.patterns
             else None
         )
-        self._sent: ahocorasick_rs.BytesAhoCorasick | None = None  # built when first used
+        self._sent: SentPass | None = None  # built when first used
 
     def candidates(self, data: bytes) -> list[tuple[int, int]]:
         """(start, pattern index) of every candidate in ``data``, in order."""
@@ -210,11 +224,20 @@ class TextScrubber:
 
     def sent_matches(self, data: bytes) -> list[tuple[int, int, int]]:
         """``matches`` with ``SENT_MARKS`` too: a mark's index is ``len(patterns)`` plus
-        its place in ``SENT_MARKS``."""
+        its place in ``SENT_MARKS``. With Hyperscan (``scan.py``), a sensitive name not
+        followed by what a name needs is left out, and matches may overlap."""
         if self._sent is None:
-            marks = [*self.patterns, *SENT_MARKS]
-            self._sent = ahocorasick_rs.BytesAhoCorasick(marks, implementation=_DFA)
-        return self._sent.find_matches_as_indexes(data.translate(FOLD))
+            follows = [
+                NAME_FOLLOWS if tail == len(p) else _follows(kinds)
+                for p, tail, kinds in zip(self.patterns, self.name_tail, self.kinds, strict=True)
+            ]
+            self._sent = hyperscan_pass(self.patterns, follows, SENT_MARKS)
+            if self._sent is None:
+                automaton = ahocorasick_rs.BytesAhoCorasick(
+                    [*self.patterns, *SENT_MARKS], implementation=_DFA
+                )
+                self._sent = lambda data: automaton.find_matches_as_indexes(data.translate(FOLD))
+        return self._sent(data)
 
     def worth(self, data: bytes, start: int, index: int) -> bool:
         """Whether a candidate in a JSON document can lead anywhere, judged on its bytes
@@ -364,6 +387,14 @@ def _value(kind: _Kind, data: bytes, start: int, *, escaped: bool = False) -> Hi
     if kind.group is None:
         return match.start(), match.end(), kind.rule
     return match.start(kind.group), match.end(kind.group), kind.rule
+
+
+def _follows(kinds: tuple[_Kind | None, ...]) -> bytes | None:
+    """What follows a value pattern's anchor, for the pass as sent: only when the anchor
+    starts that one pattern (a name, or another pattern, could follow it otherwise)."""
+    if len(kinds) != 1 or kinds[0] is None:
+        return None
+    return kinds[0].follows
 
 
 def _joined(parts: tuple[str, ...]) -> list[str]:

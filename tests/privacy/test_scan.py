@@ -121,3 +121,12 @@ def test_use_hyperscan_loads_it_for_the_passes_built_after(
     after.blob.text.sent_matches(b"{}")
     assert not isinstance(before.blob.text._sent, scan._Pass)
     assert isinstance(after.blob.text._sent, scan._Pass)
+
+
+def test_patterns_hyperscan_refuses_leave_the_automaton(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(scan, "_hyperscan", hyperscan)
+    assert scan.hyperscan_pass([b"token"], [b"(?<=x)"], SENT_MARKS) is None  # no look-behind
+    assert "Hyperscan refused the patterns" in caplog.text
+    assert scan.hyperscan_pass([b"token"], [None], SENT_MARKS) is not None

@@ -352,7 +352,15 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("step", choices=("inputs", "run", "compare", "sent"))
     p.add_argument("paths", nargs="+")
+    p.add_argument(
+        "--hyperscan",
+        action="store_true",
+        help="find the candidates of payloads as sent with Hyperscan, as the digest's "
+        "prepare process does (privacy/scan.py); default: the automaton",
+    )
     args = p.parse_args()
+    if args.hyperscan:
+        privacy.use_hyperscan()
     if args.step == "inputs":
         make_inputs(args.paths[0])
     elif args.step == "run":

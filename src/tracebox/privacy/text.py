@@ -97,12 +97,16 @@ _AWS_PREFIXES = (
 _GITLAB_PREFIXES = ("pat", "dt", "rt", "ptt", "cbt", "ft", "imt", "oas", "soat", "agent", "ffct")
 _PEM = _kind(PRIVATE_KEY, rb"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY[A-Z ]{0,20}-----")
 _PEM_END = re.compile(rb"-----END[A-Z0-9 ]{0,40}PRIVATE KEY[A-Z ]{0,20}-----")
+# A URL's user, then its password before the "@": the pattern, and what follows its
+# anchor ("://" or ":\/\/") for the pass as sent.
+_URL_USER = rb"[^\s:@/?#\[\]\\]*:"
+_URL_SECRET = rb"[^\s@/?#\\]+"
 _URL = _kind(
     URL_PASSWORD,
-    rb":(?://|\\/\\/)[^\s:@/?#\[\]\\]*:(?P<v>[^\s@/?#\\]+)@",
+    rb":(?://|\\/\\/)" + _URL_USER + rb"(?P<v>" + _URL_SECRET + rb")@",
     "v",
     boundary=False,
-    follows=rb"[^\s:@/?#\[\]\\]*:[^\s@/?#\\]+@",  # after "://" or ":\/\/"
+    follows=_URL_USER + _URL_SECRET + rb"@",
 )
 _BEARER = _kind(BEARER_TOKEN, rb"(?i:bearer)[ \t]+(?P<v>[A-Za-z0-9\-._~+/]{4,}=*)", "v")
 _AWS = _kind(AWS_ACCESS_KEY, rb"(?:" + "|".join(_AWS_PREFIXES).encode() + rb")[A-Z0-9]{16}\b")

@@ -47,7 +47,7 @@ def parse_args() -> argparse.Namespace:
     p.add_argument(
         "--batch-bytes",
         type=int,
-        default=Settings.model_fields["digest_batch_bytes"].default,
+        default=Settings.digest_batch_bytes,
         help="TRACEBOX_DIGEST_BATCH_BYTES (serve's default; 0: none, parts of --batch-size)",
     )
     p.add_argument("--seed", type=int, default=7)

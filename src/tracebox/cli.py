@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import Any
 import orjson
 
 from tracebox import logs
-from tracebox.config import Settings
+from tracebox.config import Settings, SettingsError
 from tracebox.models import ClientKey, Project
 from tracebox.protocol.dsn import build_dsn
 from tracebox.store import Database, client_keys, projects
@@ -32,8 +33,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not hasattr(args, "command"):
         parser.print_help()
         return 2
-    overrides = {k: v for k, v in vars(args).items() if k in Settings.model_fields}
-    settings = Settings(**overrides)
+    names = {f.name for f in dataclasses.fields(Settings)}
+    overrides = {k: v for k, v in vars(args).items() if k in names}
+    try:
+        settings = Settings(**overrides)
+    except SettingsError as e:
+        print(f"tracebox: bad setting: {e}", file=sys.stderr)
+        return 2
     logs.configure(settings.log_level)
     command: Command = args.command
     return command(args, settings)

@@ -9,6 +9,7 @@ step, in parallel; the main process exits 0 once every child is gone, within
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import shutil
@@ -28,7 +29,7 @@ log = logging.getLogger("tracebox.server")
 
 def export_settings(settings: Settings) -> None:
     """Put every setting in the environment, so worker processes build the same Settings."""
-    for name, value in settings.model_dump().items():
+    for name, value in dataclasses.asdict(settings).items():
         os.environ[f"TRACEBOX_{name.upper()}"] = str(value)
 
 

@@ -3,6 +3,7 @@ leases across senders, retry now."""
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from typing import Any
@@ -238,7 +239,7 @@ def test_a_database_outage_is_logged_as_one_episode(
     from tracebox.store import Database
 
     down = Database(f"postgresql+psycopg://postgres@127.0.0.1:{free_port()}/none")
-    settings = world.settings.model_copy(update={"alert_sender_poll_interval_ms": 1})
+    settings = dataclasses.replace(world.settings, alert_sender_poll_interval_ms=1)
     sender = AlertSender(down, settings, world.ctx)
     passes: list[float] = []
     stop = threading.Event()

@@ -8,6 +8,7 @@ nodes follow within TRACEBOX_KEY_CACHE_SECONDS) and the new one is accepted by t
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -27,7 +28,7 @@ def server(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[Live
     # forget the key, not because a short TTL ran out.
     monkeypatch.setenv("TRACEBOX_KEY_CACHE_SECONDS", "300")
     port = free_port()
-    own = settings.model_copy(update={"external_url": f"http://127.0.0.1:{port}"})
+    own = dataclasses.replace(settings, external_url=f"http://127.0.0.1:{port}")
     live = start_server(own, port=port)
     yield live
     live.stop()

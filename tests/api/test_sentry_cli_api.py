@@ -4,6 +4,7 @@ release files. The real CLI drives them in tests/sourcemaps/test_sentry_cli_e2e.
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import hashlib
 import time
@@ -254,12 +255,11 @@ def test_legacy_chunked_release_files(cli: Cli) -> None:
 @pytest.fixture
 def tight(settings: Settings, db: Database) -> Iterator[Api]:
     """The app with small upload limits: 2 chunks of 64 bytes per request, 300 bytes."""
-    small = settings.model_copy(
-        update={
-            "artifact_chunk_bytes": 64,
-            "artifact_max_chunks_per_request": 2,
-            "artifact_max_request_bytes": 300,
-        }
+    small = dataclasses.replace(
+        settings,
+        artifact_chunk_bytes=64,
+        artifact_max_chunks_per_request=2,
+        artifact_max_request_bytes=300,
     )
     yield from api_client(small, db)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import time
 import zlib
@@ -140,7 +141,7 @@ def test_rejected_input_leaves_accepted_data_intact(ingest: Ingest) -> None:
 def limited(settings: Settings, db: Database) -> Iterator[Ingest]:
     # The limit counts per minute of the clock: one that stands still, so the minute
     # cannot end between the requests that fill it and the one it refuses.
-    limited = settings.model_copy(update={"rate_limit_events_per_minute": 3})
+    limited = dataclasses.replace(settings, rate_limit_events_per_minute=3)
     yield from make_ingest(limited, db, limits_at=time.time())
 
 
@@ -162,7 +163,7 @@ def test_rate_limit_at_and_past_the_limit(limited: Ingest) -> None:
 
 @pytest.fixture
 def tiny_spool(settings: Settings, db: Database) -> Iterator[Ingest]:
-    yield from make_ingest(settings.model_copy(update={"spool_max_bytes": 4096}), db)
+    yield from make_ingest(dataclasses.replace(settings, spool_max_bytes=4096), db)
 
 
 def test_spool_full_answers_503_and_keeps_what_was_acknowledged(tiny_spool: Ingest) -> None:

@@ -4,6 +4,7 @@ decided, credentials and rate limit checked before the body; the rest is the dig
 from __future__ import annotations
 
 import binascii
+import dataclasses
 import gc
 import gzip
 import os
@@ -193,7 +194,7 @@ def test_invalid_sessions_are_dropped_silently_by_the_digest(ingest: Ingest) -> 
 
 @pytest.fixture
 def small_sessions(settings: Settings, db: Database) -> Iterator[Ingest]:
-    yield from make_ingest(settings.model_copy(update={"max_session_bytes": 1000}), db)
+    yield from make_ingest(dataclasses.replace(settings, max_session_bytes=1000), db)
 
 
 def test_session_item_at_and_past_the_size_limit(small_sessions: Ingest) -> None:
@@ -222,7 +223,7 @@ def test_credentials_are_checked_before_the_body_is_read(ingest: Ingest) -> None
 def limited(settings: Settings, db: Database) -> Iterator[Ingest]:
     # The limit counts per minute of the clock: one that stands still, so the minute
     # cannot end between the requests that fill it and the one it refuses.
-    limited = settings.model_copy(update={"rate_limit_events_per_minute": 1})
+    limited = dataclasses.replace(settings, rate_limit_events_per_minute=1)
     yield from make_ingest(limited, db, limits_at=time.time())
 
 

@@ -3,6 +3,7 @@ named in each payload's frame header, and every older payload still readable."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import tracemalloc
 
@@ -105,7 +106,7 @@ def test_training_stores_versions_and_every_payload_stays_readable(
     db: Database, settings: Settings, trained_project: int
 ) -> None:
     p = trained_project
-    cfg = settings.model_copy(update={"dictionary_min_events": 150, "dictionary_bytes": 16384})
+    cfg = dataclasses.replace(settings, dictionary_min_events=150, dictionary_bytes=16384)
     assert compression.due(db, cfg, time.time()) == [p]
 
     first = compression.train(db, p, cfg.dictionary_bytes).dictionary

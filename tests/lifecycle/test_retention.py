@@ -3,6 +3,7 @@ counts, users, hourly counts, first and last seen stay exactly as they were."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import random
 import time
@@ -18,7 +19,7 @@ from tracebox.store.tables import usage_hourly
 
 
 def loop(db: Database, settings: Settings, **overrides: object) -> CleanupLoop:
-    return CleanupLoop(db, settings.model_copy(update=overrides))
+    return CleanupLoop(db, dataclasses.replace(settings, **overrides))
 
 
 def expired_counts(db: Database, project_id: int) -> dict[str, int]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -98,5 +99,5 @@ def test_cleanup_gives_way_to_a_running_digest_that_is_behind(
     _spool_with_backlog(settings, digested_at=now - 600, published_at=now - 300)
     assert not loop._digest_behind()
     assert loop.batches()._behind is not None
-    quiet = cleanup.CleanupLoop(db, settings.model_copy(update={"cleanup_yield_lag_seconds": 0}))
+    quiet = cleanup.CleanupLoop(db, dataclasses.replace(settings, cleanup_yield_lag_seconds=0))
     assert quiet.batches()._behind is None

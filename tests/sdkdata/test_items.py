@@ -3,6 +3,7 @@ counted, and the bounds (at the limit and past it)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 
 import pytest
@@ -37,7 +38,7 @@ def small(settings: Settings, db: Database) -> Iterator[Ingest]:
         "max_log_item_bytes": 2000,
         "max_client_report_bytes": 300,
     }
-    yield from make_ingest(settings.model_copy(update=limits), db)
+    yield from make_ingest(dataclasses.replace(settings, **limits), db)
 
 
 def test_an_event_with_attachments_feedback_report_and_logs(ingest: Ingest) -> None:

@@ -6,6 +6,7 @@ after the client key used up its events."""
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import time
 from collections.abc import Iterator
@@ -27,7 +28,7 @@ SAMPLE = Path(__file__).parents[1] / "samples" / "rust-0.49.5" / "01-envelope.js
 def limited(settings: Settings, db: Database) -> Iterator[Ingest]:
     # The limit counts per minute of the clock: one that stands still, so the minute
     # cannot end between the requests that fill it and the one it refuses.
-    limited = settings.model_copy(update={"rate_limit_events_per_minute": 1})
+    limited = dataclasses.replace(settings, rate_limit_events_per_minute=1)
     yield from make_ingest(limited, db, limits_at=time.time())
 
 

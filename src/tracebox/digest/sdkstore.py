@@ -17,7 +17,7 @@ LOG_TRIM_RECORDS = 5000  # records a project's logs may lose per batch (bounded 
 
 
 def _default(name: str) -> Any:
-    return Settings.model_fields[name].default
+    return getattr(Settings, name)
 
 
 @dataclass(frozen=True)

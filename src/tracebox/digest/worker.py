@@ -37,7 +37,7 @@ from tracebox.symbolication import MapCache, StoreArtifacts, Symbolicator
 from tracebox.tracking import notices
 
 log = logging.getLogger("tracebox.digest")
-DEFAULT_SYMBOLICATION_CACHE_BYTES = Settings.model_fields["symbolication_cache_bytes"].default
+DEFAULT_SYMBOLICATION_CACHE_BYTES = Settings.symbolication_cache_bytes
 
 
 @dataclass

@@ -25,7 +25,9 @@ Two ways to compare, because this machine's speed is not a constant:
     .venv/bin/python bench/check_regression.py --update     # record a new baseline (this checkout)
 
 A baseline is recorded with ``--update`` after a deliberate change, from a committed,
-clean checkout (its ``source`` is the revision the paired check runs against).
+clean checkout (its ``source`` is the revision the paired check runs against). The
+reference build runs with this checkout's virtual environment: when a dependency is
+removed, record a new baseline, or that build may no longer import.
 """
 
 from __future__ import annotations

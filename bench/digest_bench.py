@@ -66,8 +66,8 @@ def parse_args() -> argparse.Namespace:
     p.add_argument(
         "--hyperscan",
         action="store_true",
-        help="each node's own process scrubs with Hyperscan too, as serve's digest does"
-        " (its prepare process always does)",
+        help="each node's own process scrubs with Hyperscan too (serve's does not: only"
+        " its prepare process does; docs/performance.md, 2026-11-30)",
     )
     p.add_argument("--wait-idle", type=float, default=0, metavar="SECONDS")
     p.add_argument("--json", type=Path, help="also write the figures here")

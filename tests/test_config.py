@@ -34,6 +34,8 @@ def test_a_keyword_wins_over_the_environment_which_wins_over_the_default(
     ("name", "text", "value"),
     [
         ("workers", " 3 ", 3),
+        ("workers", "2.0", 2),
+        ("max_event_bytes", "1_048_576", 1_048_576),
         ("spool_commit_interval_ms", "2.5", 2.5),
         ("spool_commit_interval_ms", "4", 4.0),
         ("digest_prepare_process", "False", False),  # as export_settings writes it
@@ -91,9 +93,14 @@ def test_keywords_are_checked_as_the_environment_is() -> None:
 
 
 def test_a_secret_is_neither_shown_nor_quoted(monkeypatch: pytest.MonkeyPatch) -> None:
-    settings = Settings(smtp_password="hunter2", secret_key="s3cret", root_password="pw!")
+    settings = Settings(
+        smtp_password="hunter2",
+        secret_key="s3cret",
+        root_password="pw!",
+        database_url="postgresql://u:dbpass@db/tracebox",
+    )
     assert settings.smtp_password == "hunter2"
-    for value in ("hunter2", "s3cret", "pw!"):
+    for value in ("hunter2", "s3cret", "pw!", "dbpass"):
         assert value not in repr(settings)
     with pytest.raises(SettingsError) as refused:
         Settings(smtp_password=12345)

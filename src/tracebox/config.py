@@ -4,8 +4,9 @@ Every network-facing bound is a named setting with its unit in the name and a co
 giving its source (STYLE.md rule 7). Nothing here is created at import time: call
 ``Settings()`` (or ``Settings(**overrides)``) where the app or the CLI starts.
 
-Read here rather than by a settings library: the digest's process imports nothing else
-of pydantic's, which cost it ~9 MB resident (issue 10: 250 MB for the whole server).
+Read here rather than by a settings library (pydantic-settings): the digest's process
+then loads no pydantic, which held ~10 MB of its memory (issue 10: 250 MB for the whole
+server; docs/design.md).
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ def bound(
 
 
 def secret(default: str = "") -> str:
-    """A setting left out of the settings' repr (a password, a signing key)."""
+    """A setting left out of the settings' repr and of error messages (a password, a
+    signing key, a URL that may hold a password)."""
     return dataclasses.field(default=default, repr=False)
 
 
@@ -60,7 +62,8 @@ class Settings:
     port: int = 8000
     workers: int = bound(1, ge=1)  # web worker processes
     data_dir: Path = Path("data")
-    database_url: str = ""  # SQLAlchemy URL; empty means SQLite at <data_dir>/tracebox.sqlite3
+    # SQLAlchemy URL (it may hold a password); empty: SQLite at <data_dir>/tracebox.sqlite3
+    database_url: str = secret()
     # The address SDKs use to reach this server; DSNs are built from it.
     external_url: str = "http://localhost:8000"
     log_level: str = "info"
@@ -334,7 +337,13 @@ def _to_int(value: object) -> int:
     if isinstance(value, float) and value.is_integer():
         return int(value)
     if isinstance(value, str):
-        return int(value.strip())
+        try:
+            return int(value.strip())
+        except ValueError:  # "2.0" is 2, as pydantic-settings read it
+            number = float(value)
+            if number.is_integer():
+                return int(number)
+            raise
     raise ValueError
 
 

@@ -119,6 +119,8 @@ def test_exported_settings_are_read_back_the_same(
         smtp_password="pw",
     )
     with monkeypatch.context() as env:
+        # export_settings writes os.environ itself: each variable is registered here
+        # (deleted, though absent) so that leaving the context removes what it wrote.
         for name in dataclasses.asdict(settings):
             env.delenv(ENV_PREFIX + name.upper(), raising=False)
         export_settings(settings)

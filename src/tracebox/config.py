@@ -303,10 +303,11 @@ class Settings:
         if unknown:
             raise SettingsError(f"unknown setting(s): {', '.join(unknown)}")
         for name, spec in _FIELDS.items():
+            variable = ENV_PREFIX + name.upper()
             if name in overrides:
                 value = _checked(spec, overrides[name], name)
-            elif (text := os.environ.get(ENV_PREFIX + name.upper())) is not None:
-                value = _checked(spec, text, ENV_PREFIX + name.upper())
+            elif (text := os.environ.get(variable)) is not None:
+                value = _checked(spec, text, variable)
             else:
                 value = spec.default
             setattr(self, name, value)
@@ -358,8 +359,9 @@ def _to_bool(value: object) -> bool:
         return value
     if isinstance(value, int) and value in (0, 1):
         return bool(value)
-    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
-        return value.strip().lower() in _TRUE
+    word = value.strip().lower() if isinstance(value, str) else None
+    if word in _TRUE or word in _FALSE:
+        return word in _TRUE
     raise ValueError
 
 

@@ -18,7 +18,8 @@ from storage import Counter, Footprint
 
 MB = 1_000_000
 # The issue's targets (2-core machine, load generator on the same machine).
-TARGET_DIGESTED_PER_S = 3_000
+# events/s digested in the closed loop, per database (issue 10: fsync on for PostgreSQL)
+TARGET_DIGESTED_PER_S = {"SQLite": 3_000, "PostgreSQL": 2_500}
 TARGET_P99_S = 0.050  # at TARGET_OFFERED_PER_S offered, open loop
 TARGET_OFFERED_PER_S = 1_000
 TARGET_RSS_BYTES = 250 * MB
@@ -193,9 +194,9 @@ class Report:
         """(figure, target, measured, met) for each of the issue's targets."""
         closed, opened, rows = self.phase("closed"), self.phase("open"), []
         if closed:
-            got = closed.digested_per_s
-            ok = got >= TARGET_DIGESTED_PER_S
-            rows.append(("events/s digested", f">= {TARGET_DIGESTED_PER_S:,}", f"{got:,.0f}", ok))
+            got, want = closed.digested_per_s, TARGET_DIGESTED_PER_S[self.database()]
+            name = f"events/s digested, {self.database()}"
+            rows.append((name, f">= {want:,}", f"{got:,.0f}", got >= want))
         if opened and opened.latency_from_schedule_ms:
             p99 = opened.latency_from_schedule_ms["p99"]
             name = f"p99 at {self.args.rate:,.0f}/s offered"
@@ -207,7 +208,10 @@ class Report:
         if mean := self.corpus.get("event_bytes_mean", 0):
             ratio = self.stored_per_event() / mean
             ok = ratio <= TARGET_STORED_RATIO
-            rows.append(("stored per 10 KB event", "<= 3.0 KB", f"{ratio * 10:.2f} KB", ok))
+            # Before the project's zstd dictionary is trained (the cleanup job trains it;
+            # a run is shorter than its interval): bench/storage_bench.py measures with one.
+            name = "stored per 10 KB, no dictionary"
+            rows.append((name, "<= 3.0 KB", f"{ratio * 10:.2f} KB", ok))
         return rows
 
     def as_json(self) -> dict[str, Any]:

@@ -335,16 +335,13 @@ _FALSE: Final = frozenset({"0", "false", "f", "no", "n", "off"})
 def _to_int(value: object) -> int:
     if isinstance(value, int) and not isinstance(value, bool):
         return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
     if isinstance(value, str):
         try:
             return int(value.strip())
-        except ValueError:  # "2.0" is 2, as pydantic-settings read it
-            number = float(value)
-            if number.is_integer():
-                return int(number)
-            raise
+        except ValueError:
+            value = float(value)  # "2.0" is 2, as pydantic-settings read it
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
     raise ValueError
 
 

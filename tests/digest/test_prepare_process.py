@@ -4,13 +4,16 @@ prepared in-process whenever the child cannot."""
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import io
 import os
+import pickle
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -36,8 +39,10 @@ from tracebox.digest.prepare_process import (
     PrepareProcess,
     _compact,
     _expanded,
+    _message,
     _receive,
     _send,
+    _write_all,
 )
 from tracebox.digest.worker import HERE_SHARE, MIN_HANDED_SHARE, DigestWorker, _Balance
 from tracebox.spool import RecordKind, SpoolReader, SpoolRecord
@@ -153,6 +158,31 @@ def test_a_digest_behind_writes_transactions_of_several_parts_each_record_once(
     # [(1, 5), (5, 5), (5,), (2,)]: the first part is a guess; the last records, read
     # ahead, were not a full part: they would have fit, but were not joined.
     assert transactions == [(1, 5), (5, 5), (5,), (2,)]
+
+
+def test_the_next_part_is_handed_before_the_answer_to_the_last_is_taken(
+    settings: Settings, db: Database
+) -> None:
+    """One batch deeper: while the child prepares a part, the digest reads and hands it
+    the next, so the child goes on to it as soon as it has answered (it waited for the
+    digest's read and lookups after each answer: docs/performance.md, "One batch
+    deeper"). Each record is still stored once."""
+    fill(settings, db, 23)
+    digest = worker(settings, db, prepare_process=True, parts=True)
+    assert digest.child is not None
+    owed: list[int] = []
+    result = digest.child.result
+
+    def counted(ticket: int | None = None) -> PreparedBatch:
+        owed.append(digest.child.owed)  # type: ignore[union-attr]
+        return result(ticket)
+
+    digest.child.result = counted  # type: ignore[method-assign]
+    transactions = drained_in_parts(digest)
+    assert stored_ids(db) == {f"{n:032x}" for n in range(23)}
+    assert sum(map(sum, transactions)) == 23
+    assert max(owed) == 2
+    assert not digest.child.pending
 
 
 def test_the_share_kept_balances_the_two_processes() -> None:
@@ -467,14 +497,37 @@ def _alive(pid: int) -> bool:
 
 def test_a_message_carries_its_value_and_records_byte_for_byte() -> None:
     stream = io.BytesIO()
-    _send(stream, {"a": 1}, [b"one", b"", b"three"])
-    _send(stream, "end")
+    stream.write(b"".join(_message({"a": 1}, [b"one", b"", b"three"])))  # a request
+    _send(stream, "end")  # an answer
     stream.seek(0)
     reader = io.BufferedReader(stream)
     value, records = _receive(reader) or (None, [])
     assert (value, [bytes(r) for r in records]) == ({"a": 1}, [b"one", b"", b"three"])
     assert _receive(reader) == ("end", [])
     assert _receive(reader) is None
+
+
+def test_a_request_of_more_buffers_than_one_write_takes_arrives_in_order() -> None:
+    """``os.writev`` takes at most ``SC_IOV_MAX`` buffers (1,024 on Linux) and may write
+    part of one; a batch of 3,000 records is still written whole and in order."""
+    buffers = [str(n).encode() * (n % 7) for n in range(3_000)]  # some empty
+    expected = b"".join(buffers)
+    read_end, write_end = os.pipe()
+    received = bytearray()
+
+    def read() -> None:
+        while chunk := os.read(read_end, 1 << 16):
+            received.extend(chunk)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        _write_all(write_end, buffers)
+    finally:
+        os.close(write_end)
+        reader.join(30)
+        os.close(read_end)
+    assert bytes(received) == expected
 
 
 def test_a_prepared_batch_crosses_the_pipe_whole() -> None:
@@ -561,7 +614,99 @@ def test_an_answer_not_taken_is_dropped_before_the_next_batch(
         assert not child.pending
     finally:
         child.close()
-    assert "the answer to the last batch was not taken; dropped" in caplog.text
+    assert "the answer to an earlier batch was not taken; dropped" in caplog.text
+
+
+def test_batches_handed_one_after_the_other_are_answered_in_order() -> None:
+    records = [event_record(1, n) for n in range(3)]
+    configs = {1: ProjectConfig(project_id=1, version=1)}
+    child = PrepareProcess()
+    try:
+        first = child.submit(records[:1], configs)
+        second = child.submit(records, configs)
+        assert child.owed == 2
+        assert [e.event_id for e in child.result(first).events] == [f"{0:032x}"]
+        assert child.timed is not None and child.timed[0] == 1
+        assert [e.event_id for e in child.result(second).events] == [f"{n:032x}" for n in range(3)]
+        assert child.timed is not None and child.timed[0] == 3
+        assert not child.pending
+    finally:
+        child.close()
+
+
+def test_both_batches_in_hand_are_gone_with_the_child() -> None:
+    child = PrepareProcess()
+    first = child.submit([], {})
+    second = child.submit([], {})
+    assert child.pid is not None
+    os.kill(child.pid, signal.SIGKILL)
+    for ticket in (first, second):
+        with pytest.raises(ChildGone):
+            child.result(ticket)
+    assert not child.pending
+    child.close()
+
+
+def large_event_record(n: int) -> bytes:
+    """~21 KB of event that compresses little (~15 KB spooled, ~10 KB prepared)."""
+    extra = {f"k{i}": os.urandom(256).hex() for i in range(40)}
+    raw = {"event_id": f"{n:032x}", "message": f"order {n} failed", "extra": extra}
+    return SpoolRecord(
+        RecordKind.EVENT, 1, 1, time.time(), orjson.dumps(raw), event_id=f"{n:032x}"
+    ).encode()
+
+
+def within(seconds: float, work: Callable[[], object], child: PrepareProcess) -> None:
+    """Run ``work``; a child that is stuck after ``seconds`` is killed, which ends any
+    wait on it, and the test fails."""
+    done = threading.Event()
+
+    def run() -> None:
+        with contextlib.suppress(ChildGone):
+            work()
+        done.set()
+
+    threading.Thread(target=run, daemon=True).start()
+    if not done.wait(seconds):
+        if child.pid is not None:
+            os.kill(child.pid, signal.SIGKILL)
+        pytest.fail(f"stuck for {seconds} s: each process waited for the other")
+
+
+def test_a_batch_handed_before_the_last_answer_is_taken_outgrows_both_pipes() -> None:
+    """The request and the answer each hold more than a pipe (``PIPE_BYTES``): written
+    by the digest's own thread, the second request would wait for the child to read
+    it, and the child, for the digest to read its first answer."""
+    records = [large_event_record(n) for n in range(200)]
+    configs = {1: ProjectConfig(project_id=1, version=1)}
+    halves = records[:100], records[100:]
+    assert all(sum(map(len, _message((configs, [1], None), h))) > PIPE_BYTES for h in halves)
+    child = PrepareProcess()
+    answers: list[PreparedBatch] = []
+
+    def hand_two() -> None:
+        tickets = [child.submit(h, configs) for h in halves]
+        answers.extend(child.result(t) for t in tickets)
+
+    try:
+        within(60, hand_two, child)
+    finally:
+        child.close()
+    assert [len(a.events) for a in answers] == [100, 100]
+    assert len(pickle.dumps(_compact(answers[0]))) > PIPE_BYTES
+
+
+def test_a_child_closed_with_two_large_batches_in_hand_stops() -> None:
+    records = [large_event_record(n) for n in range(200)]
+    configs = {1: ProjectConfig(project_id=1, version=1)}
+    child = PrepareProcess()
+    child.submit(records[:100], configs)
+    child.submit(records[100:], configs)
+    pid = child.pid
+    assert pid is not None
+    within(30, child.close, child)
+    assert not _alive(pid)
+    assert not child.pending
 
 
 def test_the_prepare_process_is_on_with_either_database_unless_set_off(

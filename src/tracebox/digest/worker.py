@@ -89,6 +89,7 @@ class _Ahead:
     count: int
     read_at: float
     kept: list[bytes]  # its last records, which this process prepares (``_hand``)
+    ticket: int | None  # the prepare process's for the others (None: all kept)
     joins: bool  # it joins the transaction of the batch it was read after (``_commit``)
 
     def without(self, released: set[str]) -> _Ahead:
@@ -136,9 +137,10 @@ class _Balance:
         self.per_record: float | None = None  # seconds to prepare a record (moving mean)
         self.child_per_record: float | None = None  # ... in the prepare process
         self.write: float | None = None  # seconds the last transaction took
-        # Seconds per hand-over spent on neither preparing nor writing, between handing a
-        # batch and asking for its answer (moving mean): without it this process kept
-        # more than it could do while the prepare process worked, which then waited.
+        # Seconds per hand-over spent on neither preparing nor writing, between the
+        # prepare process starting on a batch and this process asking for its answer
+        # (moving mean): without it this process kept more than it could do while the
+        # prepare process worked, which then waited.
         self.overhead = 0.0
         self._handed_at: float | None = None
         self._timed = 0.0  # seconds prepared and written since the hand-over
@@ -157,7 +159,8 @@ class _Balance:
         self._timed += seconds
 
     def handed(self) -> None:
-        """A batch went to the prepare process: time what this process does meanwhile."""
+        """The prepare process starts on a batch (handed to it idle, or handed earlier and
+        next in line once it answered): time what this process does meanwhile."""
         self._handed_at = self._clock()
         self._timed = 0.0
 
@@ -356,26 +359,24 @@ class DigestWorker:
         fewer, larger transactions cost less CPU and disk per event (docs/performance.md,
         "Transactions of several parts")."""
         try:
-            # The part after this one is read while the child may still be preparing
-            # this one (a batch handed earlier): the child waits for neither read.
-            read = (
-                self._read_next(batch, taken, len(handed.kept))
-                if ahead and handed is not None
-                else None
-            )
-            prepared, kept = self._collect(batch, handed)
-            if ahead and handed is None:
-                read = self._read_next(batch, taken, len(kept))
-            following = self._read_ahead(batch, read, taken, len(kept))
-            prepared.extend(self._prepare_here(kept))  # while the child has the following
+            if ahead and handed is not None:
+                # The part after this one is read and handed while the child may still
+                # be preparing this one (a batch handed earlier): it goes on to the next
+                # as soon as it has answered, and waits for neither the read nor the
+                # hand-over's lookups (docs/performance.md, "One batch deeper").
+                read = self._read_next(batch, taken, len(handed.kept))
+                following = self._read_ahead(batch, read, taken, len(handed.kept))
+                prepared = self._collect(batch, handed)
+            else:
+                prepared = self._collect(batch, handed)
+                read = self._read_next(batch, taken, 0) if ahead else None
+                following = self._read_ahead(batch, read, taken, 0)
             while following is not None and following.joins and taken is not None:
-                part = Batch([], following.positions, following.drained)
-                taken.add(following)
-                read = self._read_next(part, taken, len(following.kept))
-                more, kept = self._collect(part, following)
-                following = self._read_ahead(part, read, taken, len(kept))
-                more.extend(self._prepare_here(kept))
-                prepared.extend(more)
+                part, joining = Batch([], following.positions, following.drained), following
+                taken.add(joining)
+                read = self._read_next(part, taken, len(joining.kept))
+                following = self._read_ahead(part, read, taken, len(joining.kept))
+                prepared.extend(self._collect(part, joining))
             started = time.perf_counter()
             with self.db.write() as conn:
                 result = self._write(conn, prepared)
@@ -393,34 +394,41 @@ class DigestWorker:
         self._ahead = following
         return result
 
-    def _collect(self, batch: Batch, handed: _Ahead | None) -> tuple[PreparedBatch, list[bytes]]:
-        """The batch prepared, but for the records this process is to prepare once it has
-        handed the next batch (returned with it: the last records of a batch handed
-        earlier, ``_Ahead.kept``). A batch not handed yet is handed now if the prepare
-        process can take it, and its last records (``_hand``) are prepared here while it
-        works; else all of it here. The prepare process is free again on return."""
+    def _collect(self, batch: Batch, handed: _Ahead | None) -> PreparedBatch:
+        """The batch prepared. A batch not handed yet is handed now if the prepare process
+        can take it, else prepared here. Of one handed (now, or earlier: ``handed``), this
+        process first prepares the last records it kept (``_hand``), then takes the
+        prepare process's answer for the others: by then the prepare process has mostly
+        answered, and gone on to the batch handed after it (``_commit``)."""
         if self.child is None:
-            return self._prepare_here(handed.kept if handed is not None else batch.records), []
+            return self._prepare_here(handed.kept if handed is not None else batch.records)
         if handed is not None:
-            mine, kept = PreparedBatch(), handed.kept
-            if not self.child.pending:  # nothing of it was handed (``_hand``)
-                return mine, kept
+            kept, ticket = handed.kept, handed.ticket
         else:
-            first = self._hand(batch.records, HALF_SHARE)
-            if first is None:
-                return self._prepare_here(batch.records), []
-            mine, kept = self._prepare_here(first), []
+            hand = self._hand(batch.records, HALF_SHARE)
+            if hand is None:
+                return self._prepare_here(batch.records)
+            kept, ticket = hand
+        mine = self._prepare_here(kept)
+        if ticket is None:  # nothing of it was handed
+            return mine
         self._balance.collecting()
         try:
-            prepared = self.child.result()
+            prepared = self.child.result(ticket)
             if self.child.timed is not None:
                 self._balance.child_prepared(*self.child.timed)
-        except ChildGone:  # logged by the child's handle: all prepared here instead
-            if handed is not None:
-                batch = self.reader.read(handed.start, handed.count)
-            return self._prepare_here(batch.records), []
+        except ChildGone:  # logged by the child's handle: the rest prepared here instead
+            records = (
+                self.reader.read(handed.start, handed.count).records
+                if handed is not None
+                else batch.records
+            )
+            prepared = self._prepare_here(records[: len(records) - len(kept)])
+        else:
+            if self.child.pending:  # it goes on to the batch handed next, from now
+                self._balance.handed()
         prepared.extend(mine)
-        return prepared, kept
+        return prepared
 
     def _prepare_here(self, raw: list[bytes]) -> PreparedBatch:
         if not raw:
@@ -434,9 +442,10 @@ class DigestWorker:
         with self.db.read() as conn:
             return self.configs.load(conn, project_ids(records))
 
-    def _hand(self, records: list[bytes], share: float) -> list[bytes] | None:
+    def _hand(self, records: list[bytes], share: float) -> tuple[list[bytes], int | None] | None:
         """Hand records to the prepare process, but for the last ``share`` of them, which
-        are returned: this process prepares them while it would wait anyway. None
+        are returned with the hand-over's ticket (None if all are kept): this process
+        prepares them while it would wait anyway. None
         (nothing handed) when one of their projects has source map artifacts
         (symbolication reads the database: prepared here) or the process is not there.
         The prepare process explains the others' frames as unmapped without the database
@@ -449,13 +458,15 @@ class DigestWorker:
                 return None
         cut = len(records) - int(len(records) * share)
         if cut == 0:  # all kept: an empty hand-over would cost a round trip for nothing
-            return records
+            return records, None
+        idle = not self.child.pending  # else it starts on these once it has answered
         try:
-            self.child.submit(records[:cut], configs, self._batch_records())
+            ticket = self.child.submit(records[:cut], configs, self._batch_records())
         except ChildGone:
             return None
-        self._balance.handed()
-        return records[cut:]
+        if idle:
+            self._balance.handed()
+        return records[cut:], ticket
 
     def _read_next(
         self, batch: Batch, taken: _Taken | None, kept: int
@@ -501,12 +512,14 @@ class DigestWorker:
         following, read_at = read
         count = len(following.records)
         joins = taken is not None and taken.count + count <= self.batch_size
+        hand: tuple[list[bytes], int | None] | None
         if self.child is None:
-            mine = following.records if joins else None
+            hand = (following.records, None) if joins else None
         else:
-            mine = self._hand(following.records, self._balance.share(count, kept, writes=not joins))
-        if mine is None:
+            hand = self._hand(following.records, self._balance.share(count, kept, writes=not joins))
+        if hand is None:
             return None
+        mine, ticket = hand
         return _Ahead(
             start=batch.positions,
             positions=following.positions,
@@ -514,6 +527,7 @@ class DigestWorker:
             count=count,
             read_at=read_at,
             kept=mine,
+            ticket=ticket,
             joins=joins,
         )
 

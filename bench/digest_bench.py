@@ -17,6 +17,7 @@ import argparse
 import gc
 import gzip
 import multiprocessing
+import queue
 import resource
 import shutil
 import sys
@@ -165,6 +166,33 @@ def run_node(
     db.dispose()
 
 
+def reports(results: Any, nodes: list[Any], limit_s: float = 3600.0) -> list[dict[str, Any]]:
+    """Each node's figures. A node waits for ``end`` once it has reported, so one that
+    exited before every report came failed (say, a digest batch raised): the run stops
+    at once, saying which, instead of waiting for a report that will not come."""
+    done: list[dict[str, Any]] = []
+    deadline = time.monotonic() + limit_s
+    while len(done) < len(nodes):
+        try:
+            done.append(results.get(timeout=1.0))
+        except queue.Empty:
+            gone = [
+                f"node {i} (exit status {n.exitcode})"
+                for i, n in enumerate(nodes)
+                if n.exitcode is not None
+            ]
+            if gone:
+                for node in nodes:  # the others would wait for ``end`` forever
+                    node.terminate()
+                    node.join()
+                raise SystemExit(
+                    f"digest benchmark: {', '.join(gone)} stopped before reporting"
+                ) from None
+            if time.monotonic() > deadline:
+                raise SystemExit(f"digest benchmark: no report within {limit_s:.0f} s") from None
+    return done
+
+
 def main() -> int:
     args = parse_args()
     work = Path(tempfile.mkdtemp(prefix="tracebox-digest-bench-"))
@@ -223,7 +251,7 @@ def run(args: argparse.Namespace, work: Path) -> int:
     busy_before = machine_busy_seconds()[0]
     started = time.monotonic()
     go.set()
-    done = [results.get(timeout=3600) for _ in nodes]
+    done = reports(results, nodes)
     seconds = time.monotonic() - started
     busy = machine_busy_seconds()[0] - busy_before
     pg = 0.0
